@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * libdevmemsim C ABI: what the QEMU glue (qemu-device/hw/devmemsim) calls.
+ *
+ * One process hosts at most one node: the SystemC kernel is global and
+ * cannot be re-elaborated once it has run. Every call must come from the
+ * thread that holds QEMU's BQL; none of them blocks.
+ *
+ * Time: the host steps the model with dms_node_step(now_ns), where now_ns
+ * is QEMU_CLOCK_VIRTUAL in nanoseconds. The model never runs by itself.
+ * After any call, dms_node_deadline_ns() says when the model next needs a
+ * step (DMS_NO_DEADLINE if it is idle).
+ */
+#ifndef DEVMEMSIM_DEVMEMSIM_H
+#define DEVMEMSIM_DEVMEMSIM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct dms_node dms_node;
+
+/* The devices of a node, as used in register and BAR calls. */
+enum dms_dev {
+	DMS_DEV_NIC = 0,
+	DMS_DEV_GPU = 1,
+};
+
+#define DMS_NO_DEADLINE UINT64_MAX
+
+/*
+ * Create the node from a TOML node configuration file (see
+ * configs/node/default.toml). A NULL or empty path takes every default.
+ * On failure returns NULL and writes a one-line message naming the file,
+ * the key and the problem into err (errlen bytes, always terminated).
+ */
+dms_node *dms_node_new(const char *config_path, char *err, size_t errlen);
+void dms_node_free(dms_node *node);
+
+/* Advance the model to now_ns (monotonic; earlier values are ignored). */
+void dms_node_step(dms_node *node, uint64_t now_ns);
+/* Absolute time of the next pending model activity, or DMS_NO_DEADLINE. */
+uint64_t dms_node_deadline_ns(const dms_node *node);
+
+/*
+ * BAR0 register access. off is the byte offset in the register BAR, size
+ * 1, 2, 4 or 8. Unknown or misaligned accesses read DMS_REG_UNDEFINED
+ * (truncated to size) and are ignored on write: a guest can never make the
+ * model fail through registers.
+ */
+uint64_t dms_reg_read(dms_node *node, enum dms_dev dev, uint64_t off,
+		      unsigned size);
+void dms_reg_write(dms_node *node, enum dms_dev dev, uint64_t off,
+		   uint64_t val, unsigned size);
+
+/* The NIC's MAC address comes from QEMU's NIC layer (mac= property). */
+void dms_nic_set_mac(dms_node *node, const uint8_t mac[6]);
+
+/* Configuration the glue needs to lay out the PCI functions. */
+uint64_t dms_gpu_mem_size(const dms_node *node);
+unsigned dms_nic_num_queues(const dms_node *node);
+/* MSI-X vectors of the NIC: one per queue pair plus the admin vector. */
+unsigned dms_nic_num_vectors(const dms_node *node);
+unsigned dms_gpu_num_vectors(const dms_node *node);
+/* Mode name from the configuration: "functional" or "timed". */
+const char *dms_node_mode(const dms_node *node);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* DEVMEMSIM_DEVMEMSIM_H */

@@ -1,0 +1,39 @@
+// SPDX-License-Identifier: MIT
+// Node configuration: the one schema for a node's hardware, read from TOML.
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace devmemsim {
+
+// A configuration problem. what() is one line naming the file (or the
+// override), the key and the problem.
+class ConfigError : public std::runtime_error {
+  public:
+	using std::runtime_error::runtime_error;
+};
+
+enum class Mode { Functional, Timed };
+
+struct NodeConfig {
+	Mode mode = Mode::Functional;
+	unsigned index = 0;                    // node.index
+	unsigned nic_queues = 4;               // nic.queues
+	uint64_t gpu_mem_size = 256ull << 20;  // gpu.mem_size
+};
+
+// Read path (empty: defaults only), then apply overrides, each "key=value"
+// with a dotted key and a TOML value (bare words are taken as strings).
+// Unknown keys, wrong types and out-of-range values throw ConfigError.
+NodeConfig load_config(const std::string &path,
+		       const std::vector<std::string> &overrides = {});
+
+// The configuration as TOML that load_config reads back unchanged.
+std::string to_toml(const NodeConfig &cfg);
+
+const char *mode_name(Mode m);
+
+} // namespace devmemsim

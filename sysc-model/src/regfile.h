@@ -1,0 +1,26 @@
+// SPDX-License-Identifier: MIT
+// Register access rules shared by the devices' BAR0 register files.
+#pragma once
+
+#include <cstdint>
+
+namespace devmemsim {
+
+// A device's 32-bit register file. Accesses follow the datasheet: aligned
+// 32-bit accesses reach one register, aligned 64-bit accesses two (low
+// register first); anything else reads all-ones and writes are dropped.
+class RegFile {
+  public:
+	virtual ~RegFile() = default;
+
+	uint64_t read(uint64_t off, unsigned size);
+	void write(uint64_t off, uint64_t val, unsigned size);
+
+  protected:
+	// Read a 32-bit register; unknown offsets return DMS_REG_UNDEFINED.
+	virtual uint32_t read32(uint32_t off) = 0;
+	// Write a 32-bit register; unknown or read-only offsets ignore it.
+	virtual void write32(uint32_t off, uint32_t val) = 0;
+};
+
+} // namespace devmemsim

@@ -1,0 +1,137 @@
+// SPDX-License-Identifier: MIT
+// Node configuration: defaults, files, overrides and every kind of mistake.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+#include <string>
+
+#include "config.h"
+
+using devmemsim::ConfigError;
+using devmemsim::load_config;
+using devmemsim::Mode;
+
+namespace {
+
+class TempToml {
+  public:
+	explicit TempToml(const std::string &text)
+	{
+		char tmpl[] = "/tmp/dms-config-XXXXXX";
+		int fd = mkstemp(tmpl);
+		EXPECT_GE(fd, 0);
+		close(fd);
+		path_ = tmpl;
+		std::ofstream(path_) << text;
+	}
+	~TempToml() { std::remove(path_.c_str()); }
+	const std::string &path() const { return path_; }
+
+  private:
+	std::string path_;
+};
+
+std::string error_of(const std::string &path,
+		     const std::vector<std::string> &sets = {})
+{
+	try {
+		load_config(path, sets);
+	} catch (const ConfigError &e) {
+		return e.what();
+	}
+	return "";
+}
+
+} // namespace
+
+TEST(Config, DefaultsWithoutFile)
+{
+	auto c = load_config("");
+	EXPECT_EQ(c.mode, Mode::Functional);
+	EXPECT_EQ(c.nic_queues, 4u);
+	EXPECT_EQ(c.gpu_mem_size, 256ull << 20);
+	EXPECT_EQ(c.index, 0u);
+}
+
+TEST(Config, ReadsTablesAndDottedKeys)
+{
+	TempToml f("gpu.mem_size = \"1G\"\n[node]\nmode = \"timed\"\n"
+		   "[nic]\nqueues = 8\n");
+	auto c = load_config(f.path());
+	EXPECT_EQ(c.mode, Mode::Timed);
+	EXPECT_EQ(c.nic_queues, 8u);
+	EXPECT_EQ(c.gpu_mem_size, 1ull << 30);
+}
+
+TEST(Config, UnknownNestedKeyIsNamed)
+{
+	// "gpu.mem_size" under [nic] is nic.gpu.mem_size.
+	TempToml f("[nic]\nqueues = 8\ngpu.mem_size = \"1G\"\n");
+	std::string e = error_of(f.path());
+	EXPECT_NE(e.find(f.path()), std::string::npos) << e;
+	EXPECT_NE(e.find("nic.gpu.mem_size: unknown key"), std::string::npos) << e;
+}
+
+TEST(Config, SizesTakeIntegersAndSuffixes)
+{
+	EXPECT_EQ(load_config("", {"gpu.mem_size=2M"}).gpu_mem_size, 2ull << 20);
+	EXPECT_EQ(load_config("", {"gpu.mem_size=\"4MiB\""}).gpu_mem_size, 4ull << 20);
+	EXPECT_EQ(load_config("", {"gpu.mem_size=1048576"}).gpu_mem_size, 1ull << 20);
+	EXPECT_EQ(load_config("", {"gpu.mem_size=64G"}).gpu_mem_size, 64ull << 30);
+}
+
+TEST(Config, OverridesWinOverFile)
+{
+	TempToml f("[nic]\nqueues = 8\n");
+	EXPECT_EQ(load_config(f.path(), {"nic.queues=2"}).nic_queues, 2u);
+	EXPECT_EQ(load_config(f.path(), {"node.mode=timed"}).mode, Mode::Timed);
+}
+
+TEST(Config, BadValuesSayWhatAndWhere)
+{
+	EXPECT_NE(error_of("", {"gpu.mem_size=3M"}).find("not a power of two"),
+		  std::string::npos);
+	EXPECT_NE(error_of("", {"gpu.mem_size=512K"}).find("gpu.mem_size"),
+		  std::string::npos);
+	EXPECT_NE(error_of("", {"gpu.mem_size=1X"}).find("unknown suffix"),
+		  std::string::npos);
+	EXPECT_NE(error_of("", {"gpu.mem_size=99999999999999999999G"})
+			  .find("too large"),
+		  std::string::npos);
+	EXPECT_NE(error_of("", {"nic.queues=0"}).find("out of range [1, 64]"),
+		  std::string::npos);
+	EXPECT_NE(error_of("", {"nic.queues=two"}).find("expected an integer"),
+		  std::string::npos);
+	EXPECT_NE(error_of("", {"node.mode=fast"}).find("\"functional\" or \"timed\""),
+		  std::string::npos);
+	EXPECT_NE(error_of("", {"nic.queue=2"}).find("--set nic.queue=2: nic.queue: unknown key"),
+		  std::string::npos);
+	EXPECT_NE(error_of("", {"noequals"}).find("expected KEY=VALUE"),
+		  std::string::npos);
+}
+
+TEST(Config, MalformedFileGivesLineAndColumn)
+{
+	TempToml f("[nic]\nqueues = = 3\n");
+	std::string e = error_of(f.path());
+	EXPECT_EQ(e.rfind(f.path() + ":2:", 0), 0u) << e;
+}
+
+TEST(Config, MissingFileIsNamed)
+{
+	std::string e = error_of("/nonexistent/node.toml");
+	EXPECT_EQ(e.rfind("/nonexistent/node.toml: ", 0), 0u) << e;
+}
+
+TEST(Config, ToTomlRoundTrips)
+{
+	auto c = load_config("", {"node.mode=timed", "nic.queues=16",
+				  "gpu.mem_size=2G", "node.index=3"});
+	TempToml f(devmemsim::to_toml(c));
+	auto d = load_config(f.path());
+	EXPECT_EQ(d.mode, c.mode);
+	EXPECT_EQ(d.nic_queues, c.nic_queues);
+	EXPECT_EQ(d.gpu_mem_size, c.gpu_mem_size);
+	EXPECT_EQ(d.index, c.index);
+}
