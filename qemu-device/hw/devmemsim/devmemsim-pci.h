@@ -1,0 +1,31 @@
+/*
+ * What devmemsim-nic and devmemsim-gpu share: the link to their node,
+ * the register BAR forwarded to the model, MSI-X and the PCIe capability.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#ifndef HW_DEVMEMSIM_PCI_H
+#define HW_DEVMEMSIM_PCI_H
+
+#include "hw/pci/pci_device.h"
+#include "devmemsim-node.h"
+
+typedef struct DevmemsimFunction {
+    DevmemsimNode *node;  /* "node" link property */
+    enum dms_dev dev;
+    MemoryRegion regs;    /* register BAR, forwarded to the model */
+} DevmemsimFunction;
+
+/*
+ * Realize the parts every devmemsim function has: claim the node's device,
+ * register the register BAR (regs_bar, regs_size bytes), MSI-X with
+ * nvectors vectors in its own BAR msix_bar, and the PCIe endpoint
+ * capability.
+ */
+bool devmemsim_function_realize(PCIDevice *pdev, DevmemsimFunction *fn,
+                                enum dms_dev dev, int regs_bar,
+                                uint64_t regs_size, int msix_bar,
+                                unsigned nvectors, Error **errp);
+void devmemsim_function_exit(PCIDevice *pdev);
+
+#endif

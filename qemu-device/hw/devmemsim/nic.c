@@ -1,0 +1,117 @@
+/*
+ * devmemsim-nic: the header-split NIC of a devmemsim node, a PCIe endpoint
+ * whose registers, rings and DMA engine live in the SystemC model.
+ *
+ *   -device devmemsim-nic,node=n0,netdev=data0[,mac=...]
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#include "qemu/osdep.h"
+#include "qapi/error.h"
+#include "hw/pci/pci_device.h"
+#include "hw/qdev-properties.h"
+#include "migration/vmstate.h"
+#include "net/net.h"
+#include "qemu/module.h"
+#include "devmemsim/pci_ids.h"
+#include "devmemsim-pci.h"
+
+#define TYPE_DEVMEMSIM_NIC "devmemsim-nic"
+OBJECT_DECLARE_SIMPLE_TYPE(DevmemsimNic, DEVMEMSIM_NIC)
+
+struct DevmemsimNic {
+    PCIDevice parent_obj;
+
+    DevmemsimFunction fn;
+    NICConf conf;
+    NICState *nic;
+};
+
+static ssize_t devmemsim_nic_receive(NetClientState *nc, const uint8_t *buf,
+                                     size_t size)
+{
+    /* No RX datapath in the model yet: frames are consumed and dropped. */
+    return size;
+}
+
+static NetClientInfo devmemsim_nic_net_info = {
+    .type = NET_CLIENT_DRIVER_NIC,
+    .size = sizeof(NICState),
+    .receive = devmemsim_nic_receive,
+};
+
+static void devmemsim_nic_realize(PCIDevice *pdev, Error **errp)
+{
+    DevmemsimNic *s = DEVMEMSIM_NIC(pdev);
+    DeviceState *d = DEVICE(pdev);
+
+    if (!devmemsim_function_realize(
+            pdev, &s->fn, DMS_DEV_NIC, DMS_NIC_BAR_REGS, DMS_NIC_REGS_SIZE,
+            DMS_NIC_BAR_MSIX,
+            s->fn.node ? dms_nic_num_vectors(s->fn.node->model) : 1,
+            errp)) {
+        return;
+    }
+    qemu_macaddr_default_if_unset(&s->conf.macaddr);
+    dms_nic_set_mac(s->fn.node->model, s->conf.macaddr.a);
+    s->nic = qemu_new_nic(&devmemsim_nic_net_info, &s->conf,
+                          object_get_typename(OBJECT(s)), d->id,
+                          &d->mem_reentrancy_guard, s);
+    qemu_format_nic_info_str(qemu_get_queue(s->nic), s->conf.macaddr.a);
+}
+
+static void devmemsim_nic_exit(PCIDevice *pdev)
+{
+    DevmemsimNic *s = DEVMEMSIM_NIC(pdev);
+
+    qemu_del_nic(s->nic);
+    devmemsim_function_exit(pdev);
+}
+
+static const Property devmemsim_nic_props[] = {
+    DEFINE_PROP_LINK("node", DevmemsimNic, fn.node, TYPE_DEVMEMSIM_NODE,
+                     DevmemsimNode *),
+    DEFINE_NIC_PROPERTIES(DevmemsimNic, conf),
+};
+
+static const VMStateDescription devmemsim_nic_vmstate = {
+    .name = TYPE_DEVMEMSIM_NIC,
+    .unmigratable = 1,
+};
+
+static void devmemsim_nic_class_init(ObjectClass *oc, void *data)
+{
+    DeviceClass *dc = DEVICE_CLASS(oc);
+    PCIDeviceClass *k = PCI_DEVICE_CLASS(oc);
+
+    k->realize = devmemsim_nic_realize;
+    k->exit = devmemsim_nic_exit;
+    k->vendor_id = DMS_PCI_VENDOR_ID;
+    k->device_id = DMS_PCI_DEVICE_ID_NIC;
+    k->subsystem_vendor_id = DMS_PCI_SUBSYS_VENDOR_ID;
+    k->subsystem_id = DMS_PCI_SUBSYS_ID;
+    k->revision = DMS_PCI_REVISION;
+    k->class_id = DMS_PCI_CLASS_NIC;
+    dc->desc = "devmemsim header-split NIC";
+    dc->vmsd = &devmemsim_nic_vmstate;
+    device_class_set_props(dc, devmemsim_nic_props);
+    set_bit(DEVICE_CATEGORY_NETWORK, dc->categories);
+}
+
+static const TypeInfo devmemsim_nic_info = {
+    .name = TYPE_DEVMEMSIM_NIC,
+    .parent = TYPE_PCI_DEVICE,
+    .instance_size = sizeof(DevmemsimNic),
+    .class_init = devmemsim_nic_class_init,
+    .interfaces = (InterfaceInfo[]) {
+        { INTERFACE_PCIE_DEVICE },
+        { }
+    },
+};
+
+static void devmemsim_nic_register_types(void)
+{
+    type_register_static(&devmemsim_nic_info);
+}
+
+type_init(devmemsim_nic_register_types)

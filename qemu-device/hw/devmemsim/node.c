@@ -1,0 +1,131 @@
+/*
+ * devmemsim-node: owns one node's SystemC model (libdevmemsim) and steps
+ * its kernel from a QEMU_CLOCK_VIRTUAL timer, always under the BQL.
+ *
+ *   -object devmemsim-node,id=n0,config=node.toml
+ *   -device devmemsim-nic,node=n0,... -device devmemsim-gpu,node=n0,...
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#include "qemu/osdep.h"
+#include "qapi/error.h"
+#include "qom/object_interfaces.h"
+#include "qemu/module.h"
+#include "devmemsim-node.h"
+
+static void devmemsim_node_rearm(DevmemsimNode *s)
+{
+    uint64_t deadline = dms_node_deadline_ns(s->model);
+
+    if (deadline == DMS_NO_DEADLINE) {
+        timer_del(&s->step_timer);
+    } else {
+        timer_mod(&s->step_timer, (int64_t)MIN(deadline, INT64_MAX));
+    }
+}
+
+static void devmemsim_node_step(void *opaque)
+{
+    DevmemsimNode *s = opaque;
+
+    dms_node_step(s->model, qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL));
+    devmemsim_node_rearm(s);
+}
+
+void devmemsim_node_kick(DevmemsimNode *s)
+{
+    devmemsim_node_rearm(s);
+}
+
+bool devmemsim_node_claim(DevmemsimNode *s, enum dms_dev dev, Error **errp)
+{
+    bool *taken = dev == DMS_DEV_NIC ? &s->has_nic : &s->has_gpu;
+
+    if (*taken) {
+        error_setg(errp, "devmemsim-node '%s' already has a %s",
+                   object_get_canonical_path_component(OBJECT(s)),
+                   dev == DMS_DEV_NIC ? "NIC" : "GPU");
+        return false;
+    }
+    *taken = true;
+    return true;
+}
+
+static void devmemsim_node_complete(UserCreatable *uc, Error **errp)
+{
+    DevmemsimNode *s = DEVMEMSIM_NODE(uc);
+    char err[512];
+
+    s->model = dms_node_new(s->config, err, sizeof(err));
+    if (!s->model) {
+        error_setg(errp, "devmemsim-node: %s", err);
+        return;
+    }
+    timer_init_ns(&s->step_timer, QEMU_CLOCK_VIRTUAL, devmemsim_node_step, s);
+    devmemsim_node_rearm(s);
+}
+
+static bool devmemsim_node_can_be_deleted(UserCreatable *uc)
+{
+    return false; /* devices hold pointers into the model */
+}
+
+static char *devmemsim_node_get_config(Object *obj, Error **errp)
+{
+    return g_strdup(DEVMEMSIM_NODE(obj)->config);
+}
+
+static void devmemsim_node_set_config(Object *obj, const char *value,
+                                      Error **errp)
+{
+    DevmemsimNode *s = DEVMEMSIM_NODE(obj);
+
+    if (s->model) {
+        error_setg(errp, "config cannot change once the node is created");
+        return;
+    }
+    g_free(s->config);
+    s->config = g_strdup(value);
+}
+
+static void devmemsim_node_finalize(Object *obj)
+{
+    DevmemsimNode *s = DEVMEMSIM_NODE(obj);
+
+    if (s->model) {
+        timer_del(&s->step_timer);
+        dms_node_free(s->model);
+    }
+    g_free(s->config);
+}
+
+static void devmemsim_node_class_init(ObjectClass *oc, void *data)
+{
+    UserCreatableClass *ucc = USER_CREATABLE_CLASS(oc);
+
+    ucc->complete = devmemsim_node_complete;
+    ucc->can_be_deleted = devmemsim_node_can_be_deleted;
+    object_class_property_add_str(oc, "config", devmemsim_node_get_config,
+                                  devmemsim_node_set_config);
+    object_class_property_set_description(
+        oc, "config", "path of the node's TOML configuration");
+}
+
+static const TypeInfo devmemsim_node_info = {
+    .name = TYPE_DEVMEMSIM_NODE,
+    .parent = TYPE_OBJECT,
+    .instance_size = sizeof(DevmemsimNode),
+    .instance_finalize = devmemsim_node_finalize,
+    .class_init = devmemsim_node_class_init,
+    .interfaces = (InterfaceInfo[]) {
+        { TYPE_USER_CREATABLE },
+        { }
+    },
+};
+
+static void devmemsim_node_register_types(void)
+{
+    type_register_static(&devmemsim_node_info);
+}
+
+type_init(devmemsim_node_register_types)

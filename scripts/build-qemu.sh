@@ -1,0 +1,72 @@
+#!/bin/bash
+# build-qemu.sh SRC WORK OVERLAY MODEL_DIR
+#   SRC       unpacked Debian qemu source (scripts/fetch-qemu.sh)
+#   WORK      work area: WORK/src (a copy of SRC plus our overlay), WORK/build,
+#             WORK/bin/qemu-system-x86_64 (the result)
+#   OVERLAY   qemu-device/ (its hw/devmemsim becomes WORK/src/hw/devmemsim)
+#   MODEL_DIR directory holding libdevmemsim.so and include/devmemsim/
+# Incremental: files are synced by content, so ninja only rebuilds what
+# changed. Prints the binary's path.
+set -euo pipefail
+src=$1
+work=$2
+overlay=$3
+model=$4
+
+# Keep in step with the README's requirements section.
+CONFIGURE_ARGS=(
+	--python=/usr/bin/python3
+	--target-list=x86_64-softmmu
+	--without-default-features
+	--enable-tcg --enable-kvm
+	--enable-slirp --enable-vde
+	--disable-docs --disable-download --disable-install-blobs
+	--disable-werror
+)
+
+for f in "$model/libdevmemsim.so" "$model/include/devmemsim/devmemsim.h"; do
+	[ -e "$f" ] || { echo "build-qemu: missing $f (build the model first)" >&2; exit 1; }
+done
+
+if [ ! -f "$work/src/.devmemsim-copied" ]; then
+	rm -rf "$work/src"
+	mkdir -p "$work"
+	cp -a "$src" "$work/src"
+	touch "$work/src/.devmemsim-copied"
+fi
+s="$work/src"
+
+# The hook lines that add hw/devmemsim to QEMU's build.
+grep -qx "subdir('devmemsim')" "$s/hw/meson.build" ||
+	echo "subdir('devmemsim')" >>"$s/hw/meson.build"
+grep -qx "source devmemsim/Kconfig" "$s/hw/Kconfig" ||
+	echo "source devmemsim/Kconfig" >>"$s/hw/Kconfig"
+
+rsync -r --checksum --delete "$overlay/hw/devmemsim/" "$s/hw/devmemsim/"
+mkdir -p "$s/devmemsim-model"
+rsync -r --checksum --delete "$model/include/" "$s/devmemsim-model/include/"
+# Replace the library by rename so running QEMUs keep their mapping.
+if ! cmp -s "$model/libdevmemsim.so" "$s/devmemsim-model/libdevmemsim.so"; then
+	cp "$model/libdevmemsim.so" "$s/devmemsim-model/.libdevmemsim.so.new"
+	mv -f "$s/devmemsim-model/.libdevmemsim.so.new" "$s/devmemsim-model/libdevmemsim.so"
+fi
+
+b="$work/build"
+want="${CONFIGURE_ARGS[*]}"
+if [ ! -f "$b/build.ninja" ] || [ "$(cat "$b/.devmemsim-configure" 2>/dev/null)" != "$want" ]; then
+	rm -rf "$b"
+	mkdir -p "$b"
+	echo "build-qemu: configure ${CONFIGURE_ARGS[*]}" >&2
+	(cd "$b" && "$s/configure" "${CONFIGURE_ARGS[@]}" >configure.log 2>&1) || {
+		tail -n 30 "$b/configure.log" >&2
+		echo "build-qemu: configure failed; full log: $b/configure.log" >&2
+		exit 1
+	}
+	echo "$want" >"$b/.devmemsim-configure"
+fi
+echo "build-qemu: ninja in $b" >&2
+ninja -C "$b" -j"$(nproc)" qemu-system-x86_64 >&2
+mkdir -p "$work/bin"
+install -m 0755 "$b/qemu-system-x86_64" "$work/bin/.qemu-system-x86_64.new"
+mv -f "$work/bin/.qemu-system-x86_64.new" "$work/bin/qemu-system-x86_64"
+echo "$work/bin/qemu-system-x86_64"
