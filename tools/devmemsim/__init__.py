@@ -1,0 +1,1 @@
+"""devmemsim: emulated devmem TCP hardware (NIC + GPU) in QEMU."""

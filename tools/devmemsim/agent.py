@@ -1,0 +1,131 @@
+"""Host side of the guest agent protocol (guest/tools/dms-agent).
+
+Newline-delimited JSON over the node's virtio-serial port, reached through
+QEMU's chardev UNIX socket RUN/NODE.ctl. See dms-agent's docstring."""
+
+import base64
+import json
+import os
+import socket
+import sys
+import time
+
+from .errors import Failure
+
+
+class Agent:
+    def __init__(self, path, timeout: float = 300.0):
+        self.path = str(path)
+        self.timeout = timeout
+        self.sock = None
+        self.buf = b""
+        self.next_id = 1
+
+    def connect(self, deadline: float, alive=lambda: True) -> dict:
+        """Connect and greet the agent; retry until deadline.
+
+        alive() is polled while waiting; returning False aborts (the QEMU
+        process died). Returns the agent's hello (node, kernel)."""
+        while True:
+            if not alive():
+                raise Failure("QEMU exited while waiting for the guest agent")
+            try:
+                if self.sock is None:
+                    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+                    s.connect(self.path)
+                    self.sock = s
+                hid = self._send("hello")
+                reply = self._wait(lambda m: m.get("op") == "hello" and m.get("id") == hid, 1.0)
+                if reply:
+                    return reply
+            except (FileNotFoundError, ConnectionRefusedError):
+                self.close()
+            if time.monotonic() > deadline:
+                raise Failure(f"the guest agent did not answer on {self.path}")
+            time.sleep(0.2)
+
+    def close(self):
+        if self.sock:
+            self.sock.close()
+        self.sock = None
+        self.buf = b""
+
+    def _send(self, op: str, **fields) -> int:
+        mid = self.next_id
+        self.next_id += 1
+        msg = {"op": op, "id": mid, **fields}
+        self.sock.sendall(json.dumps(msg).encode() + b"\n")
+        return mid
+
+    def _read_msg(self, timeout: float):
+        """One message, or None if none arrived within timeout."""
+        end = time.monotonic() + timeout
+        while b"\n" not in self.buf:
+            left = end - time.monotonic()
+            if left <= 0:
+                return None
+            self.sock.settimeout(left)
+            try:
+                data = self.sock.recv(65536)
+            except socket.timeout:
+                return None
+            if not data:
+                raise Failure("the node closed the agent connection")
+            self.buf += data
+        line, self.buf = self.buf.split(b"\n", 1)
+        try:
+            return json.loads(line)
+        except ValueError:
+            return {"op": "garbage", "line": line[:200].decode(errors="replace")}
+
+    def _wait(self, pred, timeout: float):
+        end = time.monotonic() + timeout
+        while True:
+            left = end - time.monotonic()
+            if left <= 0:
+                return None
+            msg = self._read_msg(left)
+            if msg is None:
+                return None
+            if pred(msg):
+                return msg
+
+    def exec(self, argv, out=None, err=None, timeout: float = 0) -> int:
+        """Run argv in the guest, streaming its output; returns its status."""
+        out = out or sys.stdout.buffer
+        err = err or sys.stderr.buffer
+        fields = {"argv": list(argv)}
+        if timeout:
+            fields["timeout"] = timeout
+        mid = self._send("exec", **fields)
+        while True:
+            msg = self._read_msg(3600.0)
+            if msg is None:
+                raise Failure("no answer from the guest agent for an hour")
+            if msg.get("id") != mid:
+                continue
+            op = msg.get("op")
+            if op == "out":
+                stream = out if msg.get("fd") == 1 else err
+                stream.write(base64.b64decode(msg.get("data", "")))
+                stream.flush()
+            elif op == "exit":
+                return int(msg.get("status", 255))
+            elif op == "error":
+                raise Failure(f"guest agent: {msg.get('message')}")
+
+    def poweroff(self):
+        mid = self._send("poweroff")
+        self._wait(lambda m: m.get("id") == mid, 10.0)
+
+
+def exec_on(path, argv, deadline_s: float = 30.0) -> int:
+    """Connect to a running node's agent and run argv there."""
+    if not os.path.exists(path):
+        raise Failure(f"no running node has the control socket {path}")
+    a = Agent(path)
+    a.connect(time.monotonic() + deadline_s)
+    try:
+        return a.exec(argv)
+    finally:
+        a.close()

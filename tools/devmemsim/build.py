@@ -1,0 +1,216 @@
+"""Build every artifact a node needs, each cached by a hash of its inputs.
+
+  model    libdevmemsim + tools + tests   build/ (meson, incremental)
+  qemu     QEMU 10.0.13 + our devices     CACHE/qemu        (incremental)
+  kernel   Linux 7.3.x bzImage            CACHE/kernel-KEY
+  modules  dmsnic.ko, dmsgpu.ko           build/guest/modules
+  ncdevmem the kernel's devmem tool       CACHE/ncdevmem-KEY
+  rootfs   Debian guest image             CACHE/rootfs-KEY
+  payload  modules + tools disk           build/guest/payload.img
+"""
+
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from .errors import Failure
+from .paths import BUILD, ROOT, cache_dir
+
+QEMU_VERSION = "1:10.0.13+ds-0+deb13u1"
+SCRIPTS = ROOT / "scripts"
+KERNEL_FRAGMENT = ROOT / "configs" / "kernel" / "devmemsim.config"
+GUEST_MODULES = ["dmsgpu", "dmsnic"]  # load order
+
+
+@dataclass
+class Artifacts:
+    qemu: Path
+    bzimage: Path
+    kernel_version: str
+    rootfs: Path
+    payload: Path
+
+
+def log(msg: str) -> None:
+    print(f"devmemsim: {msg}", file=sys.stderr, flush=True)
+
+
+def digest(*parts) -> str:
+    """sha256 over strings, bytes and files/directories (by content)."""
+    h = hashlib.sha256()
+    for p in parts:
+        if isinstance(p, Path):
+            files = sorted(f for f in p.rglob("*") if f.is_file()) if p.is_dir() else [p]
+            for f in files:
+                h.update(str(f.relative_to(ROOT) if f.is_relative_to(ROOT) else f).encode())
+                h.update(f.read_bytes())
+        elif isinstance(p, bytes):
+            h.update(p)
+        else:
+            h.update(str(p).encode())
+        h.update(b"\0")
+    return h.hexdigest()
+
+
+def run(cmd, what: str, capture: bool = False, logname: str = "") -> str:
+    """Run cmd; on failure raise Failure naming what failed.
+
+    With logname, the command's stderr goes to build/logs/LOGNAME.log and
+    its last lines are shown only if it fails."""
+    logf = None
+    if logname:
+        logdir = BUILD / "logs"
+        logdir.mkdir(parents=True, exist_ok=True)
+        logpath = logdir / f"{logname}.log"
+        logf = open(logpath, "w")
+    try:
+        res = subprocess.run(
+            [str(c) for c in cmd],
+            text=True,
+            stdout=subprocess.PIPE if capture else (logf or sys.stderr),
+            stderr=logf or sys.stderr,
+        )
+    except FileNotFoundError as e:
+        raise Failure(f"{what}: {e.filename} not found") from None
+    finally:
+        if logf:
+            logf.close()
+    if res.returncode != 0:
+        if logname:
+            tail = logpath.read_text(errors="replace").splitlines()[-40:]
+            print("\n".join(tail), file=sys.stderr)
+            raise Failure(f"{what} failed (exit {res.returncode}); full log: {logpath}")
+        raise Failure(f"{what} failed (exit {res.returncode}); see the output above")
+    return res.stdout.strip() if capture else ""
+
+
+def stamped(stamp: Path, key: str) -> bool:
+    return stamp.is_file() and stamp.read_text() == key
+
+
+def build_model() -> Path:
+    """meson/ninja for everything of ours; returns the build dir."""
+    if not (BUILD / "build.ninja").is_file():
+        run(["meson", "setup", BUILD, ROOT], "meson setup", logname="meson-setup")
+    run(["ninja", "-C", BUILD], "building the model library", logname="model")
+    return BUILD
+
+
+def build_qemu(model_build: Path) -> Path:
+    cache = cache_dir()
+    work = cache / "qemu"
+    staged = model_build / "qemu-model"
+    # What QEMU links: the shared model library and its public headers.
+    if staged.exists():
+        shutil.rmtree(staged)
+    (staged / "include").mkdir(parents=True)
+    shutil.copytree(ROOT / "sysc-model" / "include" / "devmemsim", staged / "include" / "devmemsim")
+    shutil.copy2(model_build / "sysc-model" / "libdevmemsim.so", staged / "libdevmemsim.so")
+    key = digest(
+        QEMU_VERSION,
+        SCRIPTS / "build-qemu.sh",
+        SCRIPTS / "fetch-qemu.sh",
+        ROOT / "qemu-device",
+        staged,
+    )
+    binary = work / "bin" / "qemu-system-x86_64"
+    if stamped(work / "stamp", key) and binary.is_file():
+        return binary
+    started = time.monotonic()
+    src = run([SCRIPTS / "fetch-qemu.sh", cache, QEMU_VERSION], "fetching QEMU", capture=True, logname="fetch-qemu")
+    log(f"building QEMU {QEMU_VERSION} with devmemsim devices (first time: ~10 min)")
+    run([SCRIPTS / "build-qemu.sh", src, work, ROOT / "qemu-device", staged], "building QEMU", capture=True, logname="qemu")
+    (work / "stamp").write_text(key)
+    log(f"QEMU ready in {time.monotonic() - started:.0f} s")
+    return binary
+
+
+def build_kernel():
+    """Returns (source tree, build dir, bzImage, kernel release)."""
+    cache = cache_dir()
+    src = Path(run([SCRIPTS / "fetch-linux.sh", cache], "fetching Linux", capture=True, logname="fetch-linux"))
+    key = digest(src.name, KERNEL_FRAGMENT, SCRIPTS / "build-kernel.sh")[:16]
+    out = cache / f"kernel-{key}"
+    bz = out / "arch" / "x86" / "boot" / "bzImage"
+    if not stamped(out / "devmemsim.key", key) or not bz.is_file():
+        log(f"building Linux from {src.name} (first time: ~12 min)")
+        run([SCRIPTS / "build-kernel.sh", src, out, KERNEL_FRAGMENT], "building the kernel", capture=True, logname="kernel")
+        (out / "devmemsim.key").write_text(key)
+    release = (out / "include" / "config" / "kernel.release").read_text().strip()
+    return src, out, bz, release
+
+
+def build_modules(kout: Path) -> list:
+    outdir = BUILD / "guest" / "modules"
+    kos = []
+    for mod in GUEST_MODULES:
+        mo = outdir / mod
+        mo.mkdir(parents=True, exist_ok=True)
+        run(
+            ["make", "-s", "-C", kout, f"M={ROOT / 'guest' / 'kernel' / mod}", f"MO={mo}", f"-j{os.cpu_count()}", "modules"],
+            f"building {mod}.ko",
+            logname=f"module-{mod}",
+        )
+        kos.append(mo / f"{mod}.ko")
+    return kos
+
+
+def build_ncdevmem(src: Path, kout: Path) -> Path:
+    cache = cache_dir()
+    key = digest(src.name, SCRIPTS / "build-ncdevmem.sh")[:16]
+    out = cache / f"ncdevmem-{key}"
+    return Path(run([SCRIPTS / "build-ncdevmem.sh", src, kout, out], "building ncdevmem", capture=True, logname="ncdevmem"))
+
+
+def build_rootfs() -> Path:
+    rootfs = ROOT / "guest" / "rootfs"
+    key = digest(rootfs, ROOT / "guest" / "tools" / "dms-agent", SCRIPTS / "build-rootfs.sh")[:16]
+    out = cache_dir() / f"rootfs-{key}"
+    img = out / "rootfs.img"
+    if not img.is_file():
+        log("building the Debian guest image (first time: ~2 min)")
+    return Path(run([SCRIPTS / "build-rootfs.sh", out], "building the guest image", capture=True, logname="rootfs"))
+
+
+def build_payload(kos: list, ncdevmem: Path) -> Path:
+    """The second guest disk: our modules and tools, mounted at /opt/devmemsim."""
+    stage = BUILD / "guest" / "payload"
+    img = BUILD / "guest" / "payload.img"
+    inputs = [*kos, ncdevmem, ROOT / "guest" / "tools"]
+    key = digest(*inputs)
+    stamp = BUILD / "guest" / "payload.key"
+    if stamped(stamp, key) and img.is_file():
+        return img
+    if stage.exists():
+        shutil.rmtree(stage)
+    (stage / "modules").mkdir(parents=True)
+    (stage / "bin").mkdir()
+    for ko in kos:
+        shutil.copy2(ko, stage / "modules")
+    (stage / "modules" / "load-order").write_text("".join(f"{ko.name}\n" for ko in kos))
+    for tool in sorted((ROOT / "guest" / "tools").iterdir()):
+        if tool.is_file() and os.access(tool, os.X_OK):
+            shutil.copy2(tool, stage / "bin")
+    shutil.copy2(ncdevmem, stage / "bin")
+    tmp = img.with_suffix(".tmp")
+    tmp.unlink(missing_ok=True)
+    run(["mkfs.ext4", "-q", "-F", "-L", "dmspayload", "-d", stage, tmp, "64M"], "making the payload disk", logname="payload")
+    tmp.rename(img)
+    stamp.write_text(key)
+    return img
+
+
+def build_all() -> Artifacts:
+    model = build_model()
+    qemu = build_qemu(model)
+    src, kout, bz, release = build_kernel()
+    kos = build_modules(kout)
+    ncdevmem = build_ncdevmem(src, kout)
+    rootfs = build_rootfs()
+    payload = build_payload(kos, ncdevmem)
+    return Artifacts(qemu=qemu, bzimage=bz, kernel_version=release, rootfs=rootfs, payload=payload)

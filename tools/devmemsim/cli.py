@@ -1,0 +1,209 @@
+"""devmemsim command line: build, boot clusters, run commands, test."""
+
+import argparse
+import os
+import subprocess
+import sys
+import time
+
+from . import build as B
+from .cluster import Cluster, dumps, list_clusters, node_config
+from .errors import Failure, UsageError
+from .paths import BUILD, ROOT
+
+DEMO_SCRIPT = r"""
+echo "== uname -r"; uname -r
+echo "== lspci -tv"; lspci -tv
+echo "== lspci -nn -d 1af4:"; lspci -nn -d 1af4:
+echo "== probe lines (dmesg)"; dmesg | grep -E 'dmsnic|dmsgpu'
+"""
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse that reports a mistake as one line and exits with 2."""
+
+    def error(self, message):
+        raise UsageError(message)
+
+
+def add_node_options(p):
+    p.add_argument("--nodes", type=int, default=1, metavar="N", help="number of nodes (default 1)")
+    p.add_argument("--config", default="", metavar="FILE", help="node configuration (TOML; default configs/node/default.toml)")
+    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="override one configuration key")
+    p.add_argument("--accel", choices=["tcg", "kvm"], default="tcg", help="QEMU accelerator (default tcg)")
+    p.add_argument("--memory", default="1G", metavar="SIZE", help="guest RAM per node (default 1G)")
+    p.add_argument("--smp", type=int, default=2, metavar="N", help="vCPUs per node (default 2)")
+
+
+def make_parser():
+    p = Parser(prog="devmemsim", description="Emulated devmem TCP hardware (NIC + GPU) in QEMU.")
+    sub = p.add_subparsers(dest="cmd", metavar="COMMAND", parser_class=Parser)
+    sub.required = True
+
+    sub.add_parser("build", help="build QEMU, the model, the kernel, modules and guest image")
+
+    r = sub.add_parser("run", help="boot, run CMD on node0, print its output, power off, exit with its status")
+    add_node_options(r)
+    r.add_argument("--stats-json", metavar="FILE", help="write the node's counters here at power-off")
+    r.add_argument("argv", nargs=argparse.REMAINDER, metavar="-- CMD...")
+
+    b = sub.add_parser("boot", help="boot a long-lived cluster")
+    add_node_options(b)
+    b.add_argument("--name", default="default", help="cluster name (default 'default')")
+
+    e = sub.add_parser("exec", help="run CMD on a node of a booted cluster")
+    e.add_argument("node", metavar="NODE", help="node0, node1, ... (or 0, 1, ...)")
+    e.add_argument("--name", default="default", help="cluster name")
+    e.add_argument("argv", nargs=argparse.REMAINDER, metavar="-- CMD...")
+
+    s = sub.add_parser("stop", help="power off a booted cluster")
+    s.add_argument("--name", default="default", help="cluster name")
+
+    sub.add_parser("status", help="list booted clusters and their nodes")
+    sub.add_parser("demo", help="the main job: boot a node, load the drivers, show the devices")
+    t = sub.add_parser("test", help="build everything and run the test suite (meson test)")
+    t.add_argument("meson_args", nargs=argparse.REMAINDER, metavar="-- MESON-TEST-ARGS...")
+    return p
+
+
+def command(argv):
+    """The command after '--': a single word list is run as is; a single
+    string with shell syntax goes through sh -c."""
+    if argv and argv[0] == "--":
+        argv = argv[1:]
+    if not argv:
+        raise UsageError("no command given (usage: ... -- CMD [ARGS...])")
+    if len(argv) == 1 and any(c in argv[0] for c in " |;&$<>*(){}'\""):
+        return ["sh", "-c", argv[0]]
+    return argv
+
+
+def check_node_options(a):
+    if a.nodes < 1 or a.nodes > 16:
+        raise UsageError(f"--nodes {a.nodes}: must be 1..16")
+    if a.smp < 1 or a.smp > 8:
+        raise UsageError(f"--smp {a.smp}: must be 1..8")
+    if a.config:
+        if not os.path.isfile(a.config):
+            raise UsageError(f"--config {a.config}: no such file")
+        a.config = os.path.abspath(a.config)
+    else:
+        a.config = str(ROOT / "configs" / "node" / "default.toml")
+    # Configuration mistakes are reported before anything heavy is built.
+    B.build_model()
+    node_config(a.config, a.set)
+
+
+def cmd_run(a) -> int:
+    check_node_options(a)
+    argv = command(a.argv)
+    if a.stats_json:
+        raise UsageError("--stats-json: the node has no counters yet")
+    art = B.build_all()
+    cl = Cluster(f"run-{os.getpid()}")
+    cl.boot(art, a.nodes, a.config, a.set, a.accel, a.memory, a.smp)
+    try:
+        ag = cl.agent("node0")
+        try:
+            status = ag.exec(argv)
+        finally:
+            ag.close()
+    finally:
+        cl.stop()
+        cl.cleanup()
+    return status
+
+
+def cmd_boot(a) -> int:
+    check_node_options(a)
+    art = B.build_all()
+    cl = Cluster(a.name)
+    started = time.monotonic()
+    hellos = cl.boot(art, a.nodes, a.config, a.set, a.accel, a.memory, a.smp)
+    for node, h in hellos.items():
+        print(f"{node}: up, Linux {h.get('kernel')}")
+    print(f"cluster {a.name!r}: {len(hellos)} node(s) in {time.monotonic() - started:.1f} s; run dir {cl.dir}")
+    print(f"  devmemsim exec node0 --name {a.name} -- CMD    devmemsim stop --name {a.name}")
+    return 0
+
+
+def node_name(s: str) -> str:
+    return f"node{s}" if s.isdigit() else s
+
+
+def cmd_exec(a) -> int:
+    argv = command(a.argv)
+    cl = Cluster(a.name)
+    ag = cl.agent(node_name(a.node))
+    try:
+        return ag.exec(argv)
+    finally:
+        ag.close()
+
+
+def cmd_stop(a) -> int:
+    cl = Cluster(a.name)
+    if not cl.running():
+        raise UsageError(f"cluster {a.name!r} is not running")
+    cl.stop()
+    print(f"cluster {a.name!r} stopped")
+    return 0
+
+
+def cmd_status(a) -> int:
+    out = []
+    for name in list_clusters():
+        cl = Cluster(name)
+        if cl.running():
+            out.append({"cluster": name, "nodes": cl.status()})
+    print(dumps(out))
+    return 0
+
+
+def cmd_demo(a) -> int:
+    started = time.monotonic()
+    art = B.build_all()
+    print(f"devmemsim: built in {time.monotonic() - started:.0f} s; booting one node (TCG)", flush=True)
+    cl = Cluster(f"demo-{os.getpid()}")
+    cl.boot(art, 1, str(ROOT / "configs" / "node" / "default.toml"), [], "tcg", "1G", 2)
+    try:
+        ag = cl.agent("node0")
+        try:
+            status = ag.exec(["sh", "-c", DEMO_SCRIPT])
+        finally:
+            ag.close()
+    finally:
+        cl.stop()
+        cl.cleanup()
+    print(f"devmemsim: demo finished in {time.monotonic() - started:.0f} s", flush=True)
+    return status
+
+
+def cmd_test(a) -> int:
+    B.build_all()
+    extra = a.meson_args[1:] if a.meson_args[:1] == ["--"] else a.meson_args
+    return subprocess.call(["meson", "test", "-C", str(BUILD), "--print-errorlogs", *extra])
+
+
+COMMANDS = {
+    "build": lambda a: (B.build_all(), 0)[1],
+    "run": cmd_run,
+    "boot": cmd_boot,
+    "exec": cmd_exec,
+    "stop": cmd_stop,
+    "status": cmd_status,
+    "demo": cmd_demo,
+    "test": cmd_test,
+}
+
+
+def main(argv=None) -> int:
+    try:
+        a = make_parser().parse_args(argv)
+        return COMMANDS[a.cmd](a)
+    except (UsageError, Failure) as e:
+        print(f"devmemsim: {e}", file=sys.stderr)
+        return e.status
+    except KeyboardInterrupt:
+        print("devmemsim: interrupted", file=sys.stderr)
+        return 130

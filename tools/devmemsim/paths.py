@@ -1,0 +1,26 @@
+"""Where things live: the source tree, the build tree, the cache, run dirs."""
+
+import os
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+BUILD = Path(os.environ.get("DEVMEMSIM_BUILD", ROOT / "build"))
+
+
+def cache_dir() -> Path:
+    """Heavy artifacts (QEMU, kernel, guest image), keyed by their inputs."""
+    env = os.environ.get("DEVMEMSIM_CACHE")
+    if env:
+        return Path(env)
+    xdg = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(xdg) / "devmemsim"
+
+
+def run_root() -> Path:
+    """Per-cluster run directories (sockets, consoles, logs).
+
+    Kept short: UNIX socket paths are limited to 107 bytes."""
+    env = os.environ.get("DEVMEMSIM_RUNDIR")
+    if env:
+        return Path(env)
+    return Path("/tmp") / f"devmemsim-{os.getuid()}"
