@@ -1,6 +1,7 @@
 """devmemsim command line: build, boot clusters, run commands, test."""
 
 import argparse
+import json
 import os
 import subprocess
 import sys
@@ -182,7 +183,18 @@ def cmd_demo(a) -> int:
 def cmd_test(a) -> int:
     B.build_all()
     extra = a.meson_args[1:] if a.meson_args[:1] == ["--"] else a.meson_args
-    return subprocess.call(["meson", "test", "-C", str(BUILD), "--print-errorlogs", *extra])
+    status = subprocess.call(["meson", "test", "-C", str(BUILD), "--print-errorlogs", *extra])
+    counts = {"passed": 0, "failed": 0, "skipped": 0}
+    try:
+        with open(BUILD / "meson-logs" / "testlog.json") as f:
+            for line in f:
+                result = json.loads(line).get("result")
+                key = {"OK": "passed", "EXPECTEDFAIL": "passed", "SKIP": "skipped"}.get(result, "failed")
+                counts[key] += 1
+    except (OSError, ValueError):
+        pass
+    print(f"tests: {counts['passed']} passed, {counts['failed']} failed, {counts['skipped']} skipped")
+    return status
 
 
 COMMANDS = {

@@ -1,0 +1,69 @@
+"""The CLI's answers to bad input: one line naming the problem, exit 2."""
+
+import os
+import subprocess
+import tempfile
+import unittest
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+CLI = ROOT / "devmemsim"
+
+
+def cli(*args):
+    return subprocess.run([str(CLI), *args], text=True, capture_output=True, timeout=300)
+
+
+class BadInput(unittest.TestCase):
+    def assertOneLineError(self, res, needle):
+        self.assertEqual(res.returncode, 2, res.stderr)
+        lines = res.stderr.strip().splitlines()
+        self.assertEqual(len(lines), 1, res.stderr)
+        self.assertIn(needle, lines[0])
+
+    def test_unknown_option(self):
+        self.assertOneLineError(cli("run", "--frobnicate", "--", "true"), "unrecognized arguments: --frobnicate")
+
+    def test_unknown_command(self):
+        self.assertOneLineError(cli("launch"), "invalid choice: 'launch'")
+
+    def test_missing_command_after_dashes(self):
+        self.assertOneLineError(cli("run", "--"), "no command given")
+
+    def test_missing_config_file(self):
+        self.assertOneLineError(cli("run", "--config", "/nonexistent/node.toml", "--", "true"),
+                                "--config /nonexistent/node.toml: no such file")
+
+    def test_malformed_config_names_file_and_line(self):
+        with tempfile.NamedTemporaryFile("w", suffix=".toml", delete=False) as f:
+            f.write("[nic]\nqueues = 4\nqueues = 8\n")
+        try:
+            self.assertOneLineError(cli("run", "--config", f.name, "--", "true"), f"{f.name}:3:")
+        finally:
+            os.unlink(f.name)
+
+    def test_unknown_config_key(self):
+        with tempfile.NamedTemporaryFile("w", suffix=".toml", delete=False) as f:
+            f.write("[gpu]\nmemsize = \"1G\"\n")
+        try:
+            self.assertOneLineError(cli("boot", "--config", f.name), "gpu.memsize: unknown key")
+        finally:
+            os.unlink(f.name)
+
+    def test_bad_override(self):
+        self.assertOneLineError(cli("run", "--set", "nic.queues=100", "--", "true"),
+                                "nic.queues: 100 is out of range [1, 64]")
+
+    def test_bad_node_count(self):
+        self.assertOneLineError(cli("run", "--nodes", "0", "--", "true"), "--nodes 0: must be 1..16")
+
+    def test_exec_without_cluster(self):
+        self.assertOneLineError(cli("exec", "node0", "--name", "no-such-cluster", "--", "true"),
+                                "no running node 'node0' in cluster 'no-such-cluster'")
+
+    def test_stop_without_cluster(self):
+        self.assertOneLineError(cli("stop", "--name", "no-such-cluster"), "is not running")
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
