@@ -10,7 +10,7 @@ PKGS=(
 	libsystemc-dev verilator googletest libgtest-dev libgmock-dev
 	libglib2.0-dev libpixman-1-dev libfdt-dev libslirp-dev libvdeplug-dev
 	zlib1g-dev flex bison bc libelf-dev libssl-dev dwarves cpio rsync kmod
-	seabios qemu-system-data ipxe-qemu debootstrap e2fsprogs dpkg-dev
+	seabios qemu-system-data ipxe-qemu debootstrap e2fsprogs dpkg-dev vde2
 	xz-utils debian-archive-keyring clang-format libtomlplusplus-dev
 )
 # Packages from bookworm-backports (QEMU 10 needs meson >= 1.5).
@@ -18,9 +18,12 @@ BPO_PKGS=(meson)
 MESON_MIN=1.5
 
 missing=()
+declare -A installed=()
+while read -r name status; do
+	[ "$status" = installed ] && installed[$name]=1
+done < <(dpkg-query -W -f='${Package} ${db:Status-Status}\n' "${PKGS[@]}" 2>/dev/null || true)
 for p in "${PKGS[@]}"; do
-	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' ||
-		missing+=("$p")
+	[ -n "${installed[$p]:-}" ] || missing+=("$p")
 done
 meson_ok() {
 	local v

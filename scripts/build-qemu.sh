@@ -28,19 +28,18 @@ for f in "$model/libdevmemsim.so" "$model/include/devmemsim/devmemsim.h"; do
 	[ -e "$f" ] || { echo "build-qemu: missing $f (build the model first)" >&2; exit 1; }
 done
 
-if [ ! -f "$work/src/.devmemsim-copied" ]; then
-	rm -rf "$work/src"
+# A copy of the source with the hook patch applied; a new patch means a
+# fresh copy (and a full rebuild).
+hooks="$overlay/qemu-hooks.patch"
+want_src="$(sha256sum "$hooks" | cut -d' ' -f1) $src"
+if [ "$(cat "$work/src/.devmemsim-copied" 2>/dev/null)" != "$want_src" ]; then
+	rm -rf "$work/src" "$work/build"
 	mkdir -p "$work"
 	cp -a "$src" "$work/src"
-	touch "$work/src/.devmemsim-copied"
+	patch -d "$work/src" -p1 --quiet --forward <"$hooks"
+	echo "$want_src" >"$work/src/.devmemsim-copied"
 fi
 s="$work/src"
-
-# The hook lines that add hw/devmemsim to QEMU's build.
-grep -qx "subdir('devmemsim')" "$s/hw/meson.build" ||
-	echo "subdir('devmemsim')" >>"$s/hw/meson.build"
-grep -qx "source devmemsim/Kconfig" "$s/hw/Kconfig" ||
-	echo "source devmemsim/Kconfig" >>"$s/hw/Kconfig"
 
 rsync -r --checksum --delete "$overlay/hw/devmemsim/" "$s/hw/devmemsim/"
 mkdir -p "$s/devmemsim-model"
