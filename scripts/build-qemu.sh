@@ -28,16 +28,23 @@ for f in "$model/libdevmemsim.so" "$model/include/devmemsim/devmemsim.h"; do
 	[ -e "$f" ] || { echo "build-qemu: missing $f (build the model first)" >&2; exit 1; }
 done
 
-# A copy of the source with the hook patch applied; a new patch means a
-# fresh copy (and a full rebuild).
+# A copy of the source with the hook patch applied. A changed patch is
+# swapped in place (old one reversed, new one applied), so only what it
+# touches is rebuilt.
 hooks="$overlay/qemu-hooks.patch"
-want_src="$(sha256sum "$hooks" | cut -d' ' -f1) $src"
-if [ "$(cat "$work/src/.devmemsim-copied" 2>/dev/null)" != "$want_src" ]; then
+applied="$work/src/.devmemsim-hooks.patch"
+if [ "$(cat "$work/src/.devmemsim-copied" 2>/dev/null)" != "$src" ]; then
 	rm -rf "$work/src" "$work/build"
 	mkdir -p "$work"
 	cp -a "$src" "$work/src"
+	echo "$src" >"$work/src/.devmemsim-copied"
+fi
+if ! cmp -s "$hooks" "$applied"; then
+	if [ -f "$applied" ]; then
+		patch -d "$work/src" -p1 --quiet -R <"$applied"
+	fi
 	patch -d "$work/src" -p1 --quiet --forward <"$hooks"
-	echo "$want_src" >"$work/src/.devmemsim-copied"
+	cp "$hooks" "$applied"
 fi
 s="$work/src"
 

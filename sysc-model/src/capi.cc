@@ -6,6 +6,9 @@
 #include <cstdlib>
 #include <exception>
 #include <memory>
+#include <string>
+
+#include "devmemsim/pci_ids.h"
 
 #include "config.h"
 #include "node/node.h"
@@ -13,6 +16,11 @@
 
 struct dms_node {
 	std::unique_ptr<devmemsim::Node> node;
+	struct Host {
+		dms_dev_ops ops{};
+		void *opaque = nullptr;
+	} host[2];
+	std::string stats;
 };
 
 namespace {
@@ -47,6 +55,14 @@ dms_node *dms_node_new(const char *config_path, char *err, size_t errlen)
 			devmemsim::load_config(config_path ? config_path : "");
 		auto n = std::make_unique<dms_node>();
 		n->node = std::make_unique<devmemsim::Node>("node", cfg);
+		dms_node *raw = n.get();
+		n->node->fabric.set_host_dma([raw](unsigned port, uint64_t addr, void *buf,
+						  uint64_t len, bool is_write) {
+			const dms_node::Host &h = raw->host[port == devmemsim::pcie::kNic
+								    ? DMS_DEV_NIC
+								    : DMS_DEV_GPU];
+			return h.ops.dma && h.ops.dma(h.opaque, addr, buf, len, is_write) == 0;
+		});
 		return n.release();
 	} catch (const std::exception &e) {
 		set_err(err, errlen, e.what());
@@ -88,6 +104,42 @@ void dms_reg_write(dms_node *node, enum dms_dev dev, uint64_t off,
 {
 	if (devmemsim::RegFile *r = regs(node, dev))
 		r->write(off, val, size);
+}
+
+void dms_dev_attach(dms_node *node, enum dms_dev dev, const struct dms_dev_ops *ops,
+		    void *opaque)
+{
+	if (dev != DMS_DEV_NIC && dev != DMS_DEV_GPU)
+		return;
+	node->host[dev] = {*ops, opaque};
+	if (dev == DMS_DEV_GPU && ops->irq) {
+		dms_node::Host *h = &node->host[dev];
+		node->node->gpu.set_irq([h](unsigned v) { h->ops.irq(h->opaque, v); });
+	}
+}
+
+void dms_set_bar(dms_node *node, enum dms_dev dev, unsigned bar, uint64_t addr,
+		 uint64_t size)
+{
+	// Only device memory is a peer-to-peer target.
+	if (dev == DMS_DEV_GPU && bar == DMS_GPU_BAR_MEM)
+		node->node->fabric.set_window(devmemsim::pcie::kGpu, addr, size);
+}
+
+void dms_gpu_set_memory(dms_node *node, void *mem)
+{
+	node->node->gpu.set_memory(static_cast<uint8_t *>(mem));
+}
+
+const char *dms_node_stats_json(dms_node *node)
+{
+	node->stats = node->node->stats_json();
+	return node->stats.c_str();
+}
+
+void dms_node_reset_stats(dms_node *node)
+{
+	node->node->reset_counters();
 }
 
 void dms_nic_set_mac(dms_node *node, const uint8_t mac[6])

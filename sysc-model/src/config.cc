@@ -115,6 +115,38 @@ const std::vector<Key> &schema()
 					      "between 1M and 64G");
 			 c.gpu_mem_size = v;
 		 }},
+		{"pcie.gen", "PCIe generation of every link (3..6)",
+		 [](NodeConfig &c, const toml::node &n, const std::string &w) {
+			 c.link.gen = static_cast<unsigned>(get_int(n, w, "pcie.gen", 3, 6));
+		 }},
+		{"pcie.width", "lanes per link (1, 2, 4, 8, 16)",
+		 [](NodeConfig &c, const toml::node &n, const std::string &w) {
+			 c.link.width = static_cast<unsigned>(get_int(n, w, "pcie.width", 1, 16));
+		 }},
+		{"pcie.mps", "max payload size in bytes (128..4096)",
+		 [](NodeConfig &c, const toml::node &n, const std::string &w) {
+			 c.link.mps = static_cast<unsigned>(get_int(n, w, "pcie.mps", 128, 4096));
+		 }},
+		{"pcie.mrrs", "max read request size in bytes (128..4096)",
+		 [](NodeConfig &c, const toml::node &n, const std::string &w) {
+			 c.link.mrrs = static_cast<unsigned>(get_int(n, w, "pcie.mrrs", 128, 4096));
+		 }},
+		{"pcie.rcb", "read completion boundary in bytes (64 or 128)",
+		 [](NodeConfig &c, const toml::node &n, const std::string &w) {
+			 c.link.rcb = static_cast<unsigned>(get_int(n, w, "pcie.rcb", 64, 128));
+		 }},
+		{"pcie.acs_redirect", "route P2P up through the root complex",
+		 [](NodeConfig &c, const toml::node &n, const std::string &w) {
+			 auto v = n.value_exact<bool>();
+			 if (!v)
+				 fail(w, "pcie.acs_redirect", "expected true or false");
+			 c.acs_redirect = *v;
+		 }},
+		{"pcie.hop_latency_ns", "latency per switch or root-complex hop (timed mode)",
+		 [](NodeConfig &c, const toml::node &n, const std::string &w) {
+			 c.hop_latency_ns = static_cast<unsigned>(
+				 get_int(n, w, "pcie.hop_latency_ns", 0, 100000));
+		 }},
 	};
 	return keys;
 }
@@ -197,6 +229,9 @@ NodeConfig load_config(const std::string &path,
 		}
 		find_key(key)->set(cfg, *t.get("v"), where);
 	}
+	if (const char *why = pcie::check(cfg.link))
+		throw ConfigError((path.empty() ? std::string("configuration") : path) +
+				  ": pcie: " + why);
 	return cfg;
 }
 
@@ -209,7 +244,15 @@ std::string to_toml(const NodeConfig &cfg)
 	  << "\n[nic]\n"
 	  << "queues = " << cfg.nic_queues << "\n"
 	  << "\n[gpu]\n"
-	  << "mem_size = " << cfg.gpu_mem_size << "\n";
+	  << "mem_size = " << cfg.gpu_mem_size << "\n"
+	  << "\n[pcie]\n"
+	  << "gen = " << cfg.link.gen << "\n"
+	  << "width = " << cfg.link.width << "\n"
+	  << "mps = " << cfg.link.mps << "\n"
+	  << "mrrs = " << cfg.link.mrrs << "\n"
+	  << "rcb = " << cfg.link.rcb << "\n"
+	  << "acs_redirect = " << (cfg.acs_redirect ? "true" : "false") << "\n"
+	  << "hop_latency_ns = " << cfg.hop_latency_ns << "\n";
 	return o.str();
 }
 

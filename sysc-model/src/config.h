@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "pcie/link.h"
+
 namespace devmemsim {
 
 // A configuration problem. what() is one line naming the file (or the
@@ -23,6 +25,9 @@ struct NodeConfig {
 	unsigned index = 0;                    // node.index
 	unsigned nic_queues = 4;               // nic.queues
 	uint64_t gpu_mem_size = 256ull << 20;  // gpu.mem_size
+	pcie::LinkParams link;                 // pcie.gen, .width, .mps, .mrrs, .rcb
+	bool acs_redirect = false;             // pcie.acs_redirect
+	unsigned hop_latency_ns = 150;         // pcie.hop_latency_ns (timed mode)
 };
 
 // Read path (empty: defaults only), then apply overrides, each "key=value"

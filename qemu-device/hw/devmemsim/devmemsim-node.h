@@ -7,6 +7,7 @@
 #define HW_DEVMEMSIM_NODE_H
 
 #include "qom/object.h"
+#include "qemu/notify.h"
 #include "qemu/timer.h"
 #include "devmemsim/devmemsim.h"
 
@@ -17,6 +18,8 @@ struct DevmemsimNode {
     Object parent_obj;
 
     char *config;        /* path of the node's TOML configuration */
+    char *stats_json;    /* where to write the counters when QEMU exits */
+    Notifier exit_notifier;
     dms_node *model;     /* created when the object is completed */
     QEMUTimer step_timer; /* QEMU_CLOCK_VIRTUAL; steps the SystemC kernel */
     bool has_nic;

@@ -12,6 +12,7 @@
 
 typedef struct DevmemsimFunction {
     DevmemsimNode *node;  /* "node" link property */
+    PCIDevice *pdev;
     enum dms_dev dev;
     MemoryRegion regs;    /* register BAR, forwarded to the model */
 } DevmemsimFunction;
@@ -27,5 +28,14 @@ bool devmemsim_function_realize(PCIDevice *pdev, DevmemsimFunction *fn,
                                 uint64_t regs_size, int msix_bar,
                                 unsigned nvectors, Error **errp);
 void devmemsim_function_exit(PCIDevice *pdev);
+
+/*
+ * Config space writes of every devmemsim function: after QEMU's own
+ * handling, tell the model where the guest put the BARs, so the fabric can
+ * route peer-to-peer. Also called after a reset, which unmaps them.
+ */
+void devmemsim_function_config_write(DevmemsimFunction *fn, uint32_t addr,
+                                     uint32_t val, int len);
+void devmemsim_function_update_bars(DevmemsimFunction *fn);
 
 #endif

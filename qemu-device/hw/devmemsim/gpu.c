@@ -50,10 +50,22 @@ static void devmemsim_gpu_realize(PCIDevice *pdev, Error **errp)
         devmemsim_function_exit(pdev);
         return;
     }
+    dms_gpu_set_memory(s->fn.node->model, memory_region_get_ram_ptr(&s->mem));
     pci_register_bar(pdev, DMS_GPU_BAR_MEM,
                      PCI_BASE_ADDRESS_SPACE_MEMORY |
                      PCI_BASE_ADDRESS_MEM_PREFETCH |
                      PCI_BASE_ADDRESS_MEM_TYPE_64, &s->mem);
+}
+
+static void devmemsim_gpu_write_config(PCIDevice *pdev, uint32_t addr,
+                                          uint32_t val, int len)
+{
+    devmemsim_function_config_write(&DEVMEMSIM_GPU(pdev)->fn, addr, val, len);
+}
+
+static void devmemsim_gpu_reset(DeviceState *dev)
+{
+    devmemsim_function_update_bars(&DEVMEMSIM_GPU(dev)->fn);
 }
 
 static void devmemsim_gpu_exit(PCIDevice *pdev)
@@ -78,6 +90,8 @@ static void devmemsim_gpu_class_init(ObjectClass *oc, void *data)
 
     k->realize = devmemsim_gpu_realize;
     k->exit = devmemsim_gpu_exit;
+    k->config_write = devmemsim_gpu_write_config;
+    device_class_set_legacy_reset(dc, devmemsim_gpu_reset);
     k->vendor_id = DMS_PCI_VENDOR_ID;
     k->device_id = DMS_PCI_DEVICE_ID_GPU;
     k->subsystem_vendor_id = DMS_PCI_SUBSYS_VENDOR_ID;

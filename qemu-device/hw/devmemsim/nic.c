@@ -60,6 +60,17 @@ static void devmemsim_nic_realize(PCIDevice *pdev, Error **errp)
     qemu_format_nic_info_str(qemu_get_queue(s->nic), s->conf.macaddr.a);
 }
 
+static void devmemsim_nic_write_config(PCIDevice *pdev, uint32_t addr,
+                                          uint32_t val, int len)
+{
+    devmemsim_function_config_write(&DEVMEMSIM_NIC(pdev)->fn, addr, val, len);
+}
+
+static void devmemsim_nic_reset(DeviceState *dev)
+{
+    devmemsim_function_update_bars(&DEVMEMSIM_NIC(dev)->fn);
+}
+
 static void devmemsim_nic_exit(PCIDevice *pdev)
 {
     DevmemsimNic *s = DEVMEMSIM_NIC(pdev);
@@ -86,6 +97,8 @@ static void devmemsim_nic_class_init(ObjectClass *oc, void *data)
 
     k->realize = devmemsim_nic_realize;
     k->exit = devmemsim_nic_exit;
+    k->config_write = devmemsim_nic_write_config;
+    device_class_set_legacy_reset(dc, devmemsim_nic_reset);
     k->vendor_id = DMS_PCI_VENDOR_ID;
     k->device_id = DMS_PCI_DEVICE_ID_NIC;
     k->subsystem_vendor_id = DMS_PCI_SUBSYS_VENDOR_ID;

@@ -10,7 +10,9 @@
 #include "qemu/osdep.h"
 #include "qapi/error.h"
 #include "qom/object_interfaces.h"
+#include "qemu/error-report.h"
 #include "qemu/module.h"
+#include "system/system.h"
 #include "devmemsim-node.h"
 
 static void devmemsim_node_rearm(DevmemsimNode *s)
@@ -51,6 +53,19 @@ bool devmemsim_node_claim(DevmemsimNode *s, enum dms_dev dev, Error **errp)
     return true;
 }
 
+static void devmemsim_node_write_stats(Notifier *n, void *data)
+{
+    DevmemsimNode *s = container_of(n, DevmemsimNode, exit_notifier);
+    g_autoptr(GError) err = NULL;
+    g_autofree char *json = g_strdup_printf("%s\n",
+                                            dms_node_stats_json(s->model));
+
+    if (!g_file_set_contents(s->stats_json, json, -1, &err)) {
+        error_report("devmemsim-node: cannot write stats-json: %s",
+                     err->message);
+    }
+}
+
 static void devmemsim_node_complete(UserCreatable *uc, Error **errp)
 {
     DevmemsimNode *s = DEVMEMSIM_NODE(uc);
@@ -63,6 +78,10 @@ static void devmemsim_node_complete(UserCreatable *uc, Error **errp)
     }
     timer_init_ns(&s->step_timer, QEMU_CLOCK_VIRTUAL, devmemsim_node_step, s);
     devmemsim_node_rearm(s);
+    if (s->stats_json) {
+        s->exit_notifier.notify = devmemsim_node_write_stats;
+        qemu_add_exit_notifier(&s->exit_notifier);
+    }
 }
 
 static bool devmemsim_node_can_be_deleted(UserCreatable *uc)
@@ -88,15 +107,58 @@ static void devmemsim_node_set_config(Object *obj, const char *value,
     s->config = g_strdup(value);
 }
 
+static char *devmemsim_node_get_stats(Object *obj, Error **errp)
+{
+    DevmemsimNode *s = DEVMEMSIM_NODE(obj);
+
+    if (!s->model) {
+        error_setg(errp, "the node is not created yet");
+        return NULL;
+    }
+    return g_strdup(dms_node_stats_json(s->model));
+}
+
+static void devmemsim_node_set_reset_stats(Object *obj, bool value,
+                                           Error **errp)
+{
+    DevmemsimNode *s = DEVMEMSIM_NODE(obj);
+
+    if (value && s->model) {
+        dms_node_reset_stats(s->model);
+    }
+}
+
+static char *devmemsim_node_get_stats_json(Object *obj, Error **errp)
+{
+    return g_strdup(DEVMEMSIM_NODE(obj)->stats_json);
+}
+
+static void devmemsim_node_set_stats_json(Object *obj, const char *value,
+                                          Error **errp)
+{
+    DevmemsimNode *s = DEVMEMSIM_NODE(obj);
+
+    if (s->model) {
+        error_setg(errp, "stats-json cannot change once the node is created");
+        return;
+    }
+    g_free(s->stats_json);
+    s->stats_json = g_strdup(value);
+}
+
 static void devmemsim_node_finalize(Object *obj)
 {
     DevmemsimNode *s = DEVMEMSIM_NODE(obj);
 
     if (s->model) {
         timer_del(&s->step_timer);
+        if (s->stats_json) {
+            qemu_remove_exit_notifier(&s->exit_notifier);
+        }
         dms_node_free(s->model);
     }
     g_free(s->config);
+    g_free(s->stats_json);
 }
 
 static void devmemsim_node_class_init(ObjectClass *oc, void *data)
@@ -109,6 +171,19 @@ static void devmemsim_node_class_init(ObjectClass *oc, void *data)
                                   devmemsim_node_set_config);
     object_class_property_set_description(
         oc, "config", "path of the node's TOML configuration");
+    object_class_property_add_str(oc, "stats-json",
+                                  devmemsim_node_get_stats_json,
+                                  devmemsim_node_set_stats_json);
+    object_class_property_set_description(
+        oc, "stats-json", "file the counters are written to at exit");
+    object_class_property_add_str(oc, "stats", devmemsim_node_get_stats,
+                                  NULL);
+    object_class_property_set_description(
+        oc, "stats", "the node's counters as JSON (docs/stats.md)");
+    object_class_property_add_bool(oc, "reset-stats", NULL,
+                                   devmemsim_node_set_reset_stats);
+    object_class_property_set_description(
+        oc, "reset-stats", "write true to zero every counter");
 }
 
 static const TypeInfo devmemsim_node_info = {

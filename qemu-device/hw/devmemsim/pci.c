@@ -7,6 +7,9 @@
 #include "qapi/error.h"
 #include "hw/pci/msix.h"
 #include "hw/pci/pcie.h"
+#include "exec/memory.h"
+#include "qemu/range.h"
+#include "qemu/rcu.h"
 #include "devmemsim-pci.h"
 
 #define DEVMEMSIM_PCIE_CAP_OFFSET 0xa0
@@ -41,6 +44,85 @@ static const MemoryRegionOps devmemsim_regs_ops = {
     },
 };
 
+/*
+ * Only guest RAM (and RAM-backed BARs such as a GPU's memory) is a DMA
+ * target: anything else, including another device's registers and holes,
+ * is a fault the model reports to the driver.
+ */
+static bool devmemsim_dma_is_ram(AddressSpace *as, hwaddr addr, hwaddr len,
+                                 bool is_write)
+{
+    RCU_READ_LOCK_GUARD();
+    while (len) {
+        hwaddr xlat, l = len;
+        MemoryRegion *mr = address_space_translate(as, addr, &xlat, &l,
+                                                   is_write,
+                                                   MEMTXATTRS_UNSPECIFIED);
+
+        if (!memory_region_is_ram(mr) || memory_region_is_ram_device(mr) ||
+            (is_write && memory_region_is_rom(mr)) || !l) {
+            return false;
+        }
+        addr += l;
+        len -= l;
+    }
+    return true;
+}
+
+static int devmemsim_dma(void *opaque, uint64_t addr, void *buf, uint64_t len,
+                         int is_write)
+{
+    DevmemsimFunction *fn = opaque;
+    AddressSpace *as = pci_get_address_space(fn->pdev);
+
+    if (addr + len < addr ||
+        !devmemsim_dma_is_ram(as, addr, len, is_write)) {
+        return -1;
+    }
+    return pci_dma_rw(fn->pdev, addr, buf, len,
+                      is_write ? DMA_DIRECTION_FROM_DEVICE
+                               : DMA_DIRECTION_TO_DEVICE,
+                      MEMTXATTRS_UNSPECIFIED) == MEMTX_OK ? 0 : -1;
+}
+
+static void devmemsim_irq(void *opaque, unsigned vector)
+{
+    DevmemsimFunction *fn = opaque;
+
+    if (vector < fn->pdev->msix_entries_nr) {
+        msix_notify(fn->pdev, vector);
+    }
+}
+
+static const struct dms_dev_ops devmemsim_dev_ops = {
+    .dma = devmemsim_dma,
+    .irq = devmemsim_irq,
+};
+
+void devmemsim_function_update_bars(DevmemsimFunction *fn)
+{
+    for (int bar = 0; bar < PCI_NUM_REGIONS - 1; bar++) {
+        pcibus_t addr = pci_get_bar_addr(fn->pdev, bar);
+        uint64_t size = fn->pdev->io_regions[bar].size;
+
+        if (addr == PCI_BAR_UNMAPPED) {
+            addr = 0;
+            size = 0;
+        }
+        dms_set_bar(fn->node->model, fn->dev, bar, addr, size);
+    }
+}
+
+void devmemsim_function_config_write(DevmemsimFunction *fn, uint32_t addr,
+                                     uint32_t val, int len)
+{
+    pci_default_write_config(fn->pdev, addr, val, len);
+    if (ranges_overlap(addr, len, PCI_BASE_ADDRESS_0, 24) ||
+        ranges_overlap(addr, len, PCI_COMMAND, 2)) {
+        devmemsim_function_update_bars(fn);
+    }
+}
+
 bool devmemsim_function_realize(PCIDevice *pdev, DevmemsimFunction *fn,
                                 enum dms_dev dev, int regs_bar,
                                 uint64_t regs_size, int msix_bar,
@@ -63,6 +145,8 @@ bool devmemsim_function_realize(PCIDevice *pdev, DevmemsimFunction *fn,
         return false;
     }
     fn->dev = dev;
+    fn->pdev = pdev;
+    dms_dev_attach(fn->node->model, dev, &devmemsim_dev_ops, fn);
 
     pci_config_set_interrupt_pin(pdev->config, 1);
     memory_region_init_io(&fn->regs, OBJECT(pdev), &devmemsim_regs_ops, fn,

@@ -56,6 +56,38 @@ uint64_t dms_reg_read(dms_node *node, enum dms_dev dev, uint64_t off,
 void dms_reg_write(dms_node *node, enum dms_dev dev, uint64_t off,
 		   uint64_t val, unsigned size);
 
+/*
+ * What a device's host side (its QEMU PCI function) does for the model.
+ * dma: move len bytes between buf and bus address addr in the device's
+ * bus-master address space; returns 0, or -1 if addr is not guest RAM (a
+ * DMA fault: the model reports it to the driver). irq: fire MSI-X vector.
+ */
+struct dms_dev_ops {
+	int (*dma)(void *opaque, uint64_t addr, void *buf, uint64_t len,
+		   int is_write);
+	void (*irq)(void *opaque, unsigned vector);
+};
+void dms_dev_attach(dms_node *node, enum dms_dev dev,
+		    const struct dms_dev_ops *ops, void *opaque);
+
+/*
+ * A BAR the guest placed at bus address addr (size bytes), or removed
+ * (size 0). The fabric routes peer-to-peer requests into the GPU's memory
+ * BAR by these windows; register BARs are not peer-to-peer targets.
+ */
+void dms_set_bar(dms_node *node, enum dms_dev dev, unsigned bar, uint64_t addr,
+		 uint64_t size);
+
+/* The GPU's device memory: dms_gpu_mem_size() bytes shared with QEMU. */
+void dms_gpu_set_memory(dms_node *node, void *mem);
+
+/*
+ * The node's counters as JSON (schema in docs/stats.md). The string stays
+ * valid until the next call for this node.
+ */
+const char *dms_node_stats_json(dms_node *node);
+void dms_node_reset_stats(dms_node *node);
+
 /* The NIC's MAC address comes from QEMU's NIC layer (mac= property). */
 void dms_nic_set_mac(dms_node *node, const uint8_t mac[6]);
 

@@ -6,9 +6,15 @@
 namespace devmemsim {
 
 Nic::Nic(sc_core::sc_module_name name, const NodeConfig &cfg)
-	: sc_core::sc_module(name), queues_(cfg.nic_queues),
-	  node_index_(cfg.index)
+	: sc_core::sc_module(name), dma("dma"), bar_mem("bar_mem"),
+	  queues_(cfg.nic_queues), node_index_(cfg.index)
 {
+	bar_mem.register_b_transport(this, &Nic::no_memory);
+}
+
+void Nic::no_memory(tlm::tlm_generic_payload &gp, sc_core::sc_time &)
+{
+	gp.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
 }
 
 void Nic::set_mac(const uint8_t mac[6])

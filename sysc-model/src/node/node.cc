@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: MIT
 #include "node/node.h"
 
+#include <sstream>
 #include <stdexcept>
+
+#include "sim/kernel.h"
 
 namespace devmemsim {
 namespace {
@@ -19,11 +22,38 @@ bool claim_process()
 } // namespace
 
 Node::Node(sc_core::sc_module_name name, const NodeConfig &cfg)
-	: sc_core::sc_module((claim_process(), name)), nic("nic", cfg),
-	  gpu("gpu", cfg), cfg_(cfg)
+	: sc_core::sc_module((claim_process(), name)), fabric("fabric", cfg),
+	  nic("nic", cfg), gpu("gpu", cfg), cfg_(cfg)
 {
+	// Fabric ports in pcie::Port order.
+	nic.dma.bind(fabric.dma);
+	gpu.dma.bind(fabric.dma);
+	fabric.bar_mem[pcie::kNic].bind(nic.bar_mem);
+	fabric.bar_mem[pcie::kGpu].bind(gpu.bar_mem);
 }
 
 Node::~Node() = default;
+
+std::string Node::stats_json() const
+{
+	const GpuCounters &g = gpu.counters();
+	std::ostringstream o;
+	o << "{\"schema\": \"devmemsim-stats/1\", \"node\": " << cfg_.index
+	  << ", \"time_ns\": " << sim::now_ns() << ", \"pcie\": " << fabric.stats_json()
+	  << ", \"gpu\": {\"copy_jobs\": " << g.copy_jobs
+	  << ", \"copy_to_host_bytes\": " << g.copy_to_host_bytes
+	  << ", \"copy_to_dev_bytes\": " << g.copy_to_dev_bytes
+	  << ", \"crc_jobs\": " << g.crc_jobs << ", \"crc_bytes\": " << g.crc_bytes
+	  << ", \"p2p_in_bytes\": " << g.p2p_in_bytes
+	  << ", \"p2p_out_bytes\": " << g.p2p_out_bytes << ", \"errors\": " << g.errors
+	  << "}}";
+	return o.str();
+}
+
+void Node::reset_counters()
+{
+	fabric.reset_counters();
+	gpu.reset_counters();
+}
 
 } // namespace devmemsim

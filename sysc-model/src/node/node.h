@@ -1,12 +1,15 @@
 // SPDX-License-Identifier: MIT
-// A node: the hardware of one emulated machine (NIC and GPU for now).
+// A node: the hardware of one emulated machine, its NIC and GPU on a PCIe
+// fabric.
 #pragma once
 
+#include <string>
 #include <systemc>
 
 #include "config.h"
 #include "gpu/gpu.h"
 #include "nic/nic.h"
+#include "pcie/fabric.h"
 
 namespace devmemsim {
 
@@ -18,8 +21,13 @@ class Node : public sc_core::sc_module {
 	~Node() override;
 
 	const NodeConfig &config() const { return cfg_; }
+	pcie::Fabric fabric;
 	Nic nic;
 	Gpu gpu;
+
+	// Counters of the whole node as one JSON object (docs/stats.md).
+	std::string stats_json() const;
+	void reset_counters();
 
   private:
 	NodeConfig cfg_;

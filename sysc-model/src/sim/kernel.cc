@@ -1,20 +1,22 @@
 // SPDX-License-Identifier: MIT
 #include "sim/kernel.h"
 
-#include <algorithm>
 #include <systemc>
 
 namespace devmemsim::sim {
 
 void step_to(uint64_t target_ns)
 {
+	using namespace sc_core;
+	// The first call ends elaboration and runs the initialization phase.
+	if (sc_get_status() == SC_ELABORATION)
+		sc_start(SC_ZERO_TIME);
+	// Work posted at the current time (a doorbell) runs in delta cycles.
+	while (sc_pending_activity_at_current_time())
+		sc_start(SC_ZERO_TIME);
 	uint64_t cur = now_ns();
-	if (target_ns <= cur && sc_core::sc_get_status() != sc_core::SC_ELABORATION)
-		return;
-	// The first call ends elaboration; sc_start(0) then runs delta cycles.
-	sc_core::sc_start(
-		sc_core::sc_time(static_cast<double>(target_ns - std::min(target_ns, cur)),
-				 sc_core::SC_NS));
+	if (target_ns > cur)
+		sc_start(sc_time(static_cast<double>(target_ns - cur), SC_NS));
 }
 
 uint64_t deadline_ns()

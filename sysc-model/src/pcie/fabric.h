@@ -1,0 +1,90 @@
+// SPDX-License-Identifier: MIT
+// The node's PCIe fabric: root complex, one switch (upstream port and a
+// downstream port per endpoint) and the links between them.
+//
+//   root complex ── "upstream" link ── switch ─┬─ "nic" link ── NIC
+//                                              └─ "gpu" link ── GPU
+//
+// Endpoints issue DMA into the fabric's target socket for their port, one
+// TLM generic payload per burst, tagged with a DmaExtension. The fabric
+// routes by address: into a BAR window of a device under the switch (P2P,
+// turned around at the switch, or at the root complex with acs_redirect),
+// or to host memory through the root complex. It counts TLPs, payload and
+// wire bytes and busy time on every link it crosses, annotates the delay
+// in timed mode, and moves the bytes through the target: host memory by
+// the host's DMA callback, device memory by the owning endpoint's target.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <systemc>
+#include <tlm>
+#include <tlm_utils/multi_passthrough_target_socket.h>
+#include <tlm_utils/simple_initiator_socket.h>
+
+#include "config.h"
+#include "pcie/link.h"
+
+namespace devmemsim::pcie {
+
+enum Port : unsigned { kNic = 0, kGpu = 1, kNumPorts = 2 };
+enum Dir : unsigned { kUp = 0, kDown = 1 };
+
+// Host memory behind the root complex. Returns false on a DMA fault (the
+// address is not guest RAM). requester: the port the request came from.
+using HostDma = std::function<bool(unsigned requester, uint64_t addr, void *buf,
+				   uint64_t len, bool is_write)>;
+
+struct FabricCounters {
+	std::array<std::array<LinkCounters, 2>, kNumPorts> endpoint{}; // [port][dir]
+	std::array<LinkCounters, 2> upstream{};                          // [dir]
+	uint64_t switch_p2p_bytes = 0;
+	uint64_t rc_host_write_bytes = 0; // device -> host memory
+	uint64_t rc_host_read_bytes = 0;  // host memory -> device
+	uint64_t rc_p2p_bytes = 0;        // P2P turned around at the root complex
+	uint64_t dma_faults = 0;
+};
+
+class Fabric : public sc_core::sc_module {
+  public:
+	Fabric(sc_core::sc_module_name name, const NodeConfig &cfg);
+
+	// Endpoints bind their DMA initiator socket here; the socket index is
+	// the port (bind the NIC first, then the GPU).
+	tlm_utils::multi_passthrough_target_socket<Fabric> dma;
+	// To the endpoints' BAR memory (P2P targets), index = port.
+	tlm_utils::simple_initiator_socket_tagged<Fabric> bar_mem[kNumPorts];
+
+	void set_host_dma(HostDma fn) { host_dma_ = std::move(fn); }
+	// A BAR window a device exposes to P2P: [addr, addr+size) routes to
+	// that port's bar_mem socket at offset addr - base. size 0 unmaps.
+	void set_window(unsigned port, uint64_t addr, uint64_t size);
+
+	const FabricCounters &counters() const { return c_; }
+	void reset_counters() { c_ = FabricCounters{}; }
+	const LinkParams &link() const { return link_; }
+	// Counters as JSON (docs/stats.md describes the schema).
+	std::string stats_json() const;
+
+  private:
+	void b_transport(int port, tlm::tlm_generic_payload &gp, sc_core::sc_time &delay);
+	int window_of(uint64_t addr, uint64_t len) const;
+	// Count a transfer of len bytes at addr crossing one link direction.
+	uint64_t cross(LinkCounters &lc, bool is_write, bool data_dir, uint64_t addr, uint64_t len);
+
+	LinkParams link_;
+	bool acs_redirect_;
+	bool timed_;
+	sc_core::sc_time hop_latency_;
+	HostDma host_dma_;
+	struct Window {
+		uint64_t base = 0, size = 0;
+	};
+	std::array<Window, kNumPorts> win_{};
+	FabricCounters c_;
+	std::string mode_;
+};
+
+} // namespace devmemsim::pcie

@@ -1,0 +1,82 @@
+// SPDX-License-Identifier: MIT
+// PCIe link arithmetic: how many TLPs a transfer takes and how many bytes
+// they occupy on the wire, per generation and width.
+//
+// Sources: PCIe Base Specification 3.0 §4.2.2 (128b/130b encoding, the
+// 4-byte STP framing token that carries the 12-bit sequence number), §3.6
+// (4-byte LCRC), §2.2 (3/4-DW TLP headers; 4-DW for 64-bit addresses);
+// PCIe 6.0 §4.2.3 (FLIT mode: 256-byte flits holding 236 TLP bytes, 6 DLP
+// bytes, 8 CRC bytes and 6 FEC bytes; no per-TLP framing or LCRC). The
+// method of counting per-TLP overhead follows Neugebauer et al.,
+// "Understanding PCIe performance for end host networking", SIGCOMM 2018.
+#pragma once
+
+#include <cstdint>
+
+namespace devmemsim::pcie {
+
+struct LinkParams {
+	unsigned gen = 4;    // 3..6
+	unsigned width = 16; // lanes: 1, 2, 4, 8, 16
+	unsigned mps = 256;  // max payload size, bytes (128..4096, power of 2)
+	unsigned mrrs = 512; // max read request size, bytes (128..4096)
+	unsigned rcb = 64;   // read completion boundary / completion size
+};
+
+// Per direction of one link.
+struct LinkCounters {
+	uint64_t tlps = 0;
+	uint64_t payload_bytes = 0;
+	uint64_t wire_bytes = 0;
+	uint64_t busy_ps = 0; // time the direction spent serializing
+	void add(uint64_t n_tlps, uint64_t payload, uint64_t wire, uint64_t ps)
+	{
+		tlps += n_tlps;
+		payload_bytes += payload;
+		wire_bytes += wire;
+		busy_ps += ps;
+	}
+};
+
+// TLP header bytes for a memory request: 3 DW below 4 GiB, else 4 DW.
+// Completion headers are 3 DW. (FLIT mode: 4 DW for 64-bit addresses too.)
+unsigned mem_header_bytes(uint64_t addr);
+constexpr unsigned kCplHeaderBytes = 12;
+
+// Bytes a link adds to every TLP besides its header: STP token (with the
+// sequence number) + LCRC for Gen3..5 (8 bytes); none in FLIT mode (Gen6),
+// whose overhead is per flit.
+unsigned framing_bytes(unsigned gen);
+
+// Number of pieces when [addr, addr+len) is cut at every multiple of chunk.
+uint64_t split_count(uint64_t addr, uint64_t len, uint64_t chunk);
+
+// Raw bytes per second the link moves in one direction, after line
+// encoding (128b/130b for Gen3..5, 1b/1b PAM4 flits for Gen6).
+double raw_bytes_per_second(const LinkParams &p);
+
+// Bytes on the wire for `tlp_bytes` bytes of TLPs (headers + payload +
+// framing): FLIT mode adds the flit overhead (256/236).
+double wire_bytes(const LinkParams &p, uint64_t tlp_bytes);
+
+// A memory write of len bytes at addr: TLP count and wire bytes.
+struct Cost {
+	uint64_t tlps;
+	uint64_t wire_bytes;
+};
+Cost write_cost(const LinkParams &p, uint64_t addr, uint64_t len);
+// Read requests (header only) for len bytes at addr, split at MRRS.
+Cost read_request_cost(const LinkParams &p, uint64_t addr, uint64_t len);
+// Completions with data for a read of len bytes at addr, split at RCB.
+Cost completion_cost(const LinkParams &p, uint64_t addr, uint64_t len);
+
+// Serialization time of wire bytes on the link, in picoseconds.
+uint64_t serialize_ps(const LinkParams &p, uint64_t wire_bytes);
+
+// Payload bytes per second a stream of aligned len-byte writes reaches.
+double effective_write_bandwidth(const LinkParams &p, uint64_t len);
+
+// Why p is not a valid link, or nullptr.
+const char *check(const LinkParams &p);
+
+} // namespace devmemsim::pcie
