@@ -1,0 +1,351 @@
+// SPDX-License-Identifier: MIT
+// PCIe fabric: link arithmetic against hand-computed values, routing at the
+// switch or the root complex, and counters that add up.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <vector>
+
+#include "config.h"
+#include "pcie/fabric.h"
+#include "pcie/link.h"
+
+#include <tlm_utils/simple_target_socket.h>
+
+using namespace devmemsim;
+using namespace devmemsim::pcie;
+
+// ---------------------------------------------------------------- link math
+
+// Per direction, after 128b/130b line encoding:
+//   Gen3: 8 GT/s/lane, Gen4: 16, Gen5: 32; bytes/s = GT/s * lanes * 128/130 / 8.
+// A 64-bit-addressed memory write TLP adds a 16-byte (4 DW) header, a 4-byte
+// STP framing token (which carries the sequence number) and a 4-byte LCRC:
+// 24 bytes per TLP. A long stream of writes cut at MPS therefore reaches
+//   raw * MPS / (MPS + 24)
+// payload bytes per second.
+TEST(LinkMath, EffectivePayloadBandwidth)
+{
+	struct Case {
+		unsigned gen, width, mps;
+		double expect;
+	} cases[] = {
+		// Gen3 x4: raw 8e9*4*128/130/8 = 3.938461538e9 B/s
+		{3, 4, 128, 3.938461538e9 * 128 / 152},  // 3.316599e9
+		{3, 4, 256, 3.938461538e9 * 256 / 280},  // 3.600879e9
+		{3, 4, 512, 3.938461538e9 * 512 / 536},  // 3.762113e9
+		// Gen4 x16: raw 16e9*16*128/130/8 = 31.50769231e9 B/s
+		{4, 16, 128, 31.50769231e9 * 128 / 152}, // 26.53279e9
+		{4, 16, 256, 31.50769231e9 * 256 / 280}, // 28.80703e9
+		{4, 16, 512, 31.50769231e9 * 512 / 536}, // 30.09690e9
+		// Gen5 x16: raw 32e9*16*128/130/8 = 63.01538462e9 B/s
+		{5, 16, 128, 63.01538462e9 * 128 / 152}, // 53.06559e9
+		{5, 16, 256, 63.01538462e9 * 256 / 280}, // 57.61406e9
+		{5, 16, 512, 63.01538462e9 * 512 / 536}, // 60.19380e9
+	};
+	for (const Case &c : cases) {
+		LinkParams p;
+		p.gen = c.gen;
+		p.width = c.width;
+		p.mps = c.mps;
+		EXPECT_NEAR(effective_write_bandwidth(p, 1 << 20), c.expect, c.expect * 1e-9)
+			<< "Gen" << c.gen << " x" << c.width << " MPS " << c.mps;
+	}
+}
+
+// Gen6 (FLIT mode): 64 GT/s PAM4, no line encoding overhead; TLPs carry no
+// framing or LCRC but only 236 of every 256 flit bytes are TLP bytes.
+// x16: raw 64e9*16/8 = 128e9 B/s; MPS 256: 128e9 * 256 / ((256 + 16) * 256 / 236).
+TEST(LinkMath, Gen6FlitMode)
+{
+	LinkParams p;
+	p.gen = 6;
+	p.width = 16;
+	p.mps = 256;
+	double expect = 128e9 * 256 / (272.0 * 256 / 236);
+	EXPECT_NEAR(effective_write_bandwidth(p, 1 << 20), expect, expect * 1e-6);
+}
+
+TEST(LinkMath, SplittingAtMpsMrrsAndRcb)
+{
+	LinkParams p; // Gen4 x16, MPS 256, MRRS 512, RCB 64
+	// 4 KiB at a 32-bit address: 16 TLPs of 12 B header + 8 B framing.
+	Cost w = write_cost(p, 0x100000, 4096);
+	EXPECT_EQ(w.tlps, 16u);
+	EXPECT_EQ(w.wire_bytes, 4096u + 16 * 20);
+	// Unaligned: 0x1f0..0x30f crosses two 256-byte boundaries: 3 TLPs.
+	EXPECT_EQ(write_cost(p, 0x1f0, 0x120).tlps, 3u);
+	// Read of 4 KiB above 4 GiB: 8 requests (16 B header each), no payload.
+	Cost rq = read_request_cost(p, 1ull << 33, 4096);
+	EXPECT_EQ(rq.tlps, 8u);
+	EXPECT_EQ(rq.wire_bytes, 8u * 24);
+	// Its completions: 64 of 64 bytes with 12 B headers.
+	Cost cp = completion_cost(p, 1ull << 33, 4096);
+	EXPECT_EQ(cp.tlps, 64u);
+	EXPECT_EQ(cp.wire_bytes, 4096u + 64 * 20);
+	EXPECT_EQ(split_count(0, 0, 256), 0u);
+}
+
+TEST(LinkMath, SerializationTime)
+{
+	LinkParams p;
+	p.gen = 3;
+	p.width = 1; // 0.984615385e9 B/s: 1000 bytes take 1015.625 ns
+	EXPECT_EQ(serialize_ps(p, 1000), 1015625u);
+}
+
+TEST(LinkMath, InvalidParametersAreNamed)
+{
+	LinkParams p;
+	p.gen = 2;
+	EXPECT_STREQ(check(p), "PCIe generation must be 3, 4, 5 or 6");
+	p = LinkParams{};
+	p.width = 3;
+	EXPECT_NE(check(p), nullptr);
+	p = LinkParams{};
+	p.mps = 384;
+	EXPECT_NE(check(p), nullptr);
+	EXPECT_EQ(check(LinkParams{}), nullptr);
+}
+
+// ------------------------------------------------------------------ routing
+
+namespace {
+
+constexpr uint64_t kGpuBar = 0x800000000ull; // BAR2 at 32 GiB
+constexpr uint64_t kGpuBarSize = 256ull << 20;
+
+// Two endpoints (NIC, GPU) on a fabric; the GPU's BAR memory is a vector.
+struct Harness : sc_core::sc_module {
+	Fabric fabric;
+	tlm_utils::simple_initiator_socket<Harness> nic, gpu;
+	tlm_utils::simple_target_socket<Harness> nic_mem, gpu_mem;
+	std::vector<uint8_t> gpu_ram = std::vector<uint8_t>(1 << 20);
+	struct HostCall {
+		unsigned port;
+		uint64_t addr, len;
+		bool write;
+	};
+	std::vector<HostCall> host_calls;
+	bool host_ok = true;
+
+	Harness(sc_core::sc_module_name n, const NodeConfig &cfg)
+		: sc_module(n), fabric("fabric", cfg), nic("nic"), gpu("gpu"),
+		  nic_mem("nic_mem"), gpu_mem("gpu_mem")
+	{
+		nic.bind(fabric.dma);
+		gpu.bind(fabric.dma);
+		fabric.bar_mem[kNic].bind(nic_mem);
+		fabric.bar_mem[kGpu].bind(gpu_mem);
+		nic_mem.register_b_transport(this, &Harness::reject);
+		gpu_mem.register_b_transport(this, &Harness::memory);
+		fabric.set_window(kGpu, kGpuBar, kGpuBarSize);
+		fabric.set_host_dma([this](unsigned port, uint64_t addr, void *, uint64_t len,
+					   bool w) {
+			host_calls.push_back({port, addr, len, w});
+			return host_ok;
+		});
+	}
+	void reject(tlm::tlm_generic_payload &gp, sc_core::sc_time &)
+	{
+		gp.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
+	}
+	void memory(tlm::tlm_generic_payload &gp, sc_core::sc_time &)
+	{
+		uint64_t a = gp.get_address();
+		if (a + gp.get_data_length() > gpu_ram.size()) {
+			gp.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
+			return;
+		}
+		if (gp.is_write())
+			std::memcpy(&gpu_ram[a], gp.get_data_ptr(), gp.get_data_length());
+		else
+			std::memcpy(gp.get_data_ptr(), &gpu_ram[a], gp.get_data_length());
+		gp.set_response_status(tlm::TLM_OK_RESPONSE);
+	}
+	bool dma(tlm_utils::simple_initiator_socket<Harness> &s, bool write, uint64_t addr,
+		 std::vector<uint8_t> &buf, sc_core::sc_time *delay = nullptr)
+	{
+		tlm::tlm_generic_payload gp;
+		gp.set_command(write ? tlm::TLM_WRITE_COMMAND : tlm::TLM_READ_COMMAND);
+		gp.set_address(addr);
+		gp.set_data_ptr(buf.data());
+		gp.set_data_length(static_cast<unsigned>(buf.size()));
+		gp.set_streaming_width(static_cast<unsigned>(buf.size()));
+		sc_core::sc_time d = sc_core::SC_ZERO_TIME;
+		s->b_transport(gp, d);
+		if (delay)
+			*delay = d;
+		return gp.is_response_ok();
+	}
+};
+
+NodeConfig config(bool acs, bool timed = false)
+{
+	NodeConfig c;
+	c.acs_redirect = acs;
+	c.mode = timed ? Mode::Timed : Mode::Functional;
+	return c;
+}
+
+// One elaboration per process: every harness is built up front.
+Harness &plain()
+{
+	static Harness h("plain", config(false));
+	return h;
+}
+Harness &acs()
+{
+	static Harness h("acs", config(true));
+	return h;
+}
+Harness &timed()
+{
+	static Harness h("timed", config(false, true));
+	return h;
+}
+
+// Payload into the switch equals payload out of it.
+void expect_switch_conserves(const FabricCounters &c)
+{
+	uint64_t in = c.endpoint[kNic][kUp].payload_bytes + c.endpoint[kGpu][kUp].payload_bytes +
+		      c.upstream[kDown].payload_bytes;
+	uint64_t out = c.endpoint[kNic][kDown].payload_bytes +
+		       c.endpoint[kGpu][kDown].payload_bytes + c.upstream[kUp].payload_bytes;
+	EXPECT_EQ(in, out);
+}
+
+class Routing : public ::testing::Test {
+  protected:
+	static void SetUpTestSuite()
+	{
+		plain();
+		acs();
+		timed();
+		// Multi-sockets resolve their bindings when elaboration ends.
+		sc_core::sc_start(sc_core::SC_ZERO_TIME);
+	}
+	void SetUp() override
+	{
+		for (Harness *h : {&plain(), &acs(), &timed()}) {
+			h->fabric.reset_counters();
+			h->host_calls.clear();
+			h->host_ok = true;
+		}
+	}
+};
+
+} // namespace
+
+TEST_F(Routing, NicToGpuBarTurnsAroundAtTheSwitch)
+{
+	Harness &h = plain();
+	std::vector<uint8_t> buf(4096, 0xab);
+	ASSERT_TRUE(h.dma(h.nic, true, kGpuBar + 0x1000, buf));
+	const FabricCounters &c = h.fabric.counters();
+	EXPECT_EQ(c.switch_p2p_bytes, 4096u);
+	EXPECT_EQ(c.endpoint[kNic][kUp].payload_bytes, 4096u);
+	EXPECT_EQ(c.endpoint[kNic][kUp].tlps, 16u);
+	EXPECT_EQ(c.endpoint[kNic][kUp].wire_bytes, 4096u + 16 * 24);
+	EXPECT_EQ(c.endpoint[kGpu][kDown].payload_bytes, 4096u);
+	EXPECT_EQ(c.upstream[kUp].tlps + c.upstream[kDown].tlps, 0u);
+	EXPECT_EQ(c.rc_host_write_bytes + c.rc_host_read_bytes + c.rc_p2p_bytes, 0u);
+	EXPECT_TRUE(h.host_calls.empty());
+	EXPECT_EQ(h.gpu_ram[0x1000], 0xab);
+	EXPECT_EQ(h.gpu_ram[0x1fff], 0xab);
+	expect_switch_conserves(c);
+}
+
+TEST_F(Routing, HostAddressGoesToTheRootComplex)
+{
+	Harness &h = plain();
+	std::vector<uint8_t> buf(4096);
+	ASSERT_TRUE(h.dma(h.nic, true, 0x100000, buf));
+	const FabricCounters &c = h.fabric.counters();
+	EXPECT_EQ(c.rc_host_write_bytes, 4096u);
+	EXPECT_EQ(c.upstream[kUp].payload_bytes, 4096u);
+	EXPECT_EQ(c.upstream[kUp].wire_bytes, 4096u + 16 * 20); // 32-bit: 3 DW headers
+	EXPECT_EQ(c.switch_p2p_bytes, 0u);
+	ASSERT_EQ(h.host_calls.size(), 1u);
+	EXPECT_EQ(h.host_calls[0].port, unsigned(kNic));
+	EXPECT_EQ(h.host_calls[0].addr, 0x100000u);
+	EXPECT_TRUE(h.host_calls[0].write);
+	expect_switch_conserves(c);
+}
+
+TEST_F(Routing, HostReadCountsRequestsAndCompletions)
+{
+	Harness &h = plain();
+	std::vector<uint8_t> buf(4096);
+	ASSERT_TRUE(h.dma(h.gpu, false, 0x200000, buf));
+	const FabricCounters &c = h.fabric.counters();
+	EXPECT_EQ(c.rc_host_read_bytes, 4096u);
+	EXPECT_EQ(c.endpoint[kGpu][kUp].tlps, 8u); // MRRS 512
+	EXPECT_EQ(c.endpoint[kGpu][kUp].payload_bytes, 0u);
+	EXPECT_EQ(c.endpoint[kGpu][kDown].tlps, 64u); // RCB 64
+	EXPECT_EQ(c.endpoint[kGpu][kDown].payload_bytes, 4096u);
+	EXPECT_EQ(c.upstream[kDown].payload_bytes, 4096u);
+	expect_switch_conserves(c);
+}
+
+TEST_F(Routing, AcsRedirectSendsP2pThroughTheRootComplex)
+{
+	Harness &h = acs();
+	std::vector<uint8_t> buf(8192, 0x5a);
+	ASSERT_TRUE(h.dma(h.nic, true, kGpuBar, buf));
+	const FabricCounters &c = h.fabric.counters();
+	EXPECT_EQ(c.switch_p2p_bytes, 0u);
+	EXPECT_EQ(c.rc_p2p_bytes, 8192u);
+	EXPECT_EQ(c.upstream[kUp].payload_bytes, 8192u);
+	EXPECT_EQ(c.upstream[kDown].payload_bytes, 8192u);
+	EXPECT_EQ(c.endpoint[kGpu][kDown].payload_bytes, 8192u);
+	EXPECT_EQ(c.rc_host_write_bytes, 0u);
+	EXPECT_TRUE(h.host_calls.empty());
+	EXPECT_EQ(h.gpu_ram[8191], 0x5a);
+	expect_switch_conserves(c);
+}
+
+TEST_F(Routing, CountersAddUpOverAMixedSequence)
+{
+	Harness &h = plain();
+	std::vector<uint8_t> a(1500), b(9000), c4(4096);
+	ASSERT_TRUE(h.dma(h.nic, true, kGpuBar + 64, b));
+	ASSERT_TRUE(h.dma(h.nic, true, 0x300000, a));
+	ASSERT_TRUE(h.dma(h.gpu, true, 0x400000, c4));
+	ASSERT_TRUE(h.dma(h.gpu, false, 0x500000, c4));
+	ASSERT_TRUE(h.dma(h.nic, false, kGpuBar + 0x10000, a));
+	const FabricCounters &c = h.fabric.counters();
+	expect_switch_conserves(c);
+	EXPECT_EQ(c.switch_p2p_bytes, 9000u + 1500);
+	EXPECT_EQ(c.rc_host_write_bytes, 1500u + 4096);
+	EXPECT_EQ(c.rc_host_read_bytes, 4096u);
+	EXPECT_EQ(c.upstream[kUp].payload_bytes, c.rc_host_write_bytes);
+	EXPECT_EQ(c.upstream[kDown].payload_bytes, c.rc_host_read_bytes);
+}
+
+TEST_F(Routing, FaultsAndWindowOverrunsAreErrors)
+{
+	Harness &h = plain();
+	h.host_ok = false;
+	std::vector<uint8_t> buf(256);
+	EXPECT_FALSE(h.dma(h.gpu, true, 0xfee00000, buf));
+	std::vector<uint8_t> big(8192);
+	EXPECT_FALSE(h.dma(h.nic, true, kGpuBar + kGpuBarSize - 4096, big));
+	EXPECT_EQ(h.fabric.counters().dma_faults, 2u);
+}
+
+TEST_F(Routing, TimedModeAnnotatesSerializationAndHops)
+{
+	Harness &h = timed();
+	std::vector<uint8_t> buf(4096);
+	sc_core::sc_time d;
+	ASSERT_TRUE(h.dma(h.nic, true, kGpuBar, buf, &d));
+	// Two links (NIC up, GPU down), two hops at 150 ns, plus one link's
+	// serialization (cut-through): 4480 wire bytes at 31.5077e9 B/s.
+	double ser_ns = 4480 / 31.50769231e9 * 1e9;
+	EXPECT_NEAR(d.to_seconds() * 1e9, 300 + ser_ns, 0.01);
+	EXPECT_GT(h.fabric.counters().endpoint[kNic][kUp].busy_ps, 0u);
+	sc_core::sc_time none;
+	ASSERT_TRUE(plain().dma(plain().nic, true, kGpuBar, buf, &none));
+	EXPECT_EQ(none, sc_core::SC_ZERO_TIME); // functional mode: no delay
+}

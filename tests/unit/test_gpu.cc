@@ -1,0 +1,182 @@
+// SPDX-License-Identifier: MIT
+// The GPU's engines through the C ABI, with a fake host: copy both ways,
+// CRC32C, errors, interrupts and the counters they leave.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "devmemsim/devmemsim.h"
+#include "devmemsim/gpu_regs.h"
+#include "devmemsim/pci_ids.h"
+#include "gpu/crc32c.h"
+
+namespace {
+
+constexpr uint64_t kHostBase = 0x100000;
+
+struct FakeHost {
+	std::vector<uint8_t> ram = std::vector<uint8_t>(4 << 20);
+	std::vector<unsigned> irqs;
+};
+
+int host_dma(void *opaque, uint64_t addr, void *buf, uint64_t len, int is_write)
+{
+	auto *h = static_cast<FakeHost *>(opaque);
+	if (addr < kHostBase || addr - kHostBase + len > h->ram.size())
+		return -1;
+	uint8_t *p = &h->ram[addr - kHostBase];
+	if (is_write)
+		std::memcpy(p, buf, len);
+	else
+		std::memcpy(buf, p, len);
+	return 0;
+}
+
+void host_irq(void *opaque, unsigned v)
+{
+	static_cast<FakeHost *>(opaque)->irqs.push_back(v);
+}
+
+class Gpu : public ::testing::Test {
+  protected:
+	static void SetUpTestSuite()
+	{
+		char err[256] = "";
+		node_ = dms_node_new(nullptr, err, sizeof(err));
+		ASSERT_NE(node_, nullptr) << err;
+		mem_ = new std::vector<uint8_t>(dms_gpu_mem_size(node_));
+		host_ = new FakeHost;
+		static const dms_dev_ops ops = {host_dma, host_irq};
+		dms_dev_attach(node_, DMS_DEV_GPU, &ops, host_);
+		dms_gpu_set_memory(node_, mem_->data());
+		dms_node_step(node_, 0);
+	}
+	void SetUp() override
+	{
+		host_->irqs.clear();
+		wr(DMS_GPU_REG_IRQ_STATUS, 0xffffffff);
+		wr(DMS_GPU_REG_IRQ_MASK, 0x7);
+		dms_node_reset_stats(node_);
+	}
+	static uint32_t rd(uint32_t off) { return uint32_t(dms_reg_read(node_, DMS_DEV_GPU, off, 4)); }
+	static void wr(uint32_t off, uint32_t v) { dms_reg_write(node_, DMS_DEV_GPU, off, v, 4); }
+	static void wr64(uint32_t off, uint64_t v) { dms_reg_write(node_, DMS_DEV_GPU, off, v, 8); }
+	// Run the model until it is idle (functional mode: no time passes).
+	static void run()
+	{
+		for (int i = 0; i < 100 && dms_node_deadline_ns(node_) != DMS_NO_DEADLINE; i++)
+			dms_node_step(node_, dms_node_deadline_ns(node_));
+	}
+	static void copy(uint64_t dev, uint64_t host, uint64_t len, uint32_t dir)
+	{
+		wr64(DMS_GPU_REG_COPY_DEV_LO, dev);
+		wr64(DMS_GPU_REG_COPY_HOST_LO, host);
+		wr64(DMS_GPU_REG_COPY_LEN_LO, len);
+		wr(DMS_GPU_REG_COPY_CTRL, dir);
+		wr(DMS_GPU_REG_COPY_DOORBELL, 1);
+		run();
+	}
+	static uint32_t crc(uint64_t dev, uint64_t len, uint32_t seed)
+	{
+		wr64(DMS_GPU_REG_CRC_DEV_LO, dev);
+		wr64(DMS_GPU_REG_CRC_LEN_LO, len);
+		wr(DMS_GPU_REG_CRC_SEED, seed);
+		wr(DMS_GPU_REG_CRC_DOORBELL, 1);
+		run();
+		return rd(DMS_GPU_REG_CRC_RESULT);
+	}
+	static std::string stats() { return dms_node_stats_json(node_); }
+	static dms_node *node_;
+	static std::vector<uint8_t> *mem_;
+	static FakeHost *host_;
+};
+dms_node *Gpu::node_;
+std::vector<uint8_t> *Gpu::mem_;
+FakeHost *Gpu::host_;
+
+} // namespace
+
+// RFC 3720 appendix B.4 test vectors (iSCSI CRC32C), standard form.
+TEST(Crc32c, PublishedVectors)
+{
+	std::vector<uint8_t> zeros(32, 0), ones(32, 0xff), inc(32);
+	for (int i = 0; i < 32; i++)
+		inc[i] = uint8_t(i);
+	auto std_crc = [](const std::vector<uint8_t> &v) {
+		return ~devmemsim::crc32c_update(0xffffffff, v.data(), v.size());
+	};
+	EXPECT_EQ(std_crc(zeros), 0x8a9136aau);
+	EXPECT_EQ(std_crc(ones), 0x62a8ab43u);
+	EXPECT_EQ(std_crc(inc), 0x46dd794eu);
+	const char *s = "123456789";
+	EXPECT_EQ(~devmemsim::crc32c_update(0xffffffff, s, 9), 0xe3069283u);
+}
+
+TEST_F(Gpu, CopyToDeviceAndBack)
+{
+	const uint64_t len = 300 * 1024 + 7; // several bursts, odd tail
+	for (uint64_t i = 0; i < len; i++)
+		host_->ram[i] = uint8_t(i * 7 + 3);
+	copy(0x10000, kHostBase, len, DMS_GPU_COPY_TO_DEV);
+	EXPECT_EQ(rd(DMS_GPU_REG_COPY_STATUS), DMS_GPU_STATUS_DONE);
+	EXPECT_EQ(std::memcmp(&(*mem_)[0x10000], host_->ram.data(), len), 0);
+	copy(0x10000, kHostBase + (2 << 20), len, DMS_GPU_COPY_TO_HOST);
+	EXPECT_EQ(rd(DMS_GPU_REG_COPY_STATUS), DMS_GPU_STATUS_DONE);
+	EXPECT_EQ(dms_reg_read(node_, DMS_DEV_GPU, DMS_GPU_REG_COPY_DONE_BYTES_LO, 8), len);
+	EXPECT_EQ(std::memcmp(&host_->ram[2 << 20], host_->ram.data(), len), 0);
+	EXPECT_EQ(rd(DMS_GPU_REG_IRQ_STATUS), DMS_GPU_IRQ_COPY_DONE);
+	EXPECT_FALSE(host_->irqs.empty());
+	// Both directions crossed the GPU link and the root complex.
+	std::string s = stats();
+	EXPECT_NE(s.find("\"host_write_bytes\": " + std::to_string(len)), std::string::npos) << s;
+	EXPECT_NE(s.find("\"host_read_bytes\": " + std::to_string(len)), std::string::npos) << s;
+	EXPECT_NE(s.find("\"copy_to_dev_bytes\": " + std::to_string(len)), std::string::npos) << s;
+}
+
+TEST_F(Gpu, CrcMatchesSoftware)
+{
+	for (size_t i = 0; i < 1 << 20; i++)
+		(*mem_)[0x200000 + i] = uint8_t(i ^ (i >> 8));
+	uint32_t want = devmemsim::crc32c_update(0xffffffff, &(*mem_)[0x200000], 1 << 20);
+	EXPECT_EQ(crc(0x200000, 1 << 20, 0xffffffff), want);
+	EXPECT_EQ(rd(DMS_GPU_REG_CRC_STATUS), DMS_GPU_STATUS_DONE);
+	EXPECT_EQ(rd(DMS_GPU_REG_IRQ_STATUS), DMS_GPU_IRQ_CRC_DONE);
+	// The CRC engine reads device memory locally: nothing crosses PCIe.
+	EXPECT_NE(stats().find("\"host_read_bytes\": 0"), std::string::npos);
+}
+
+TEST_F(Gpu, OutOfRangeAndFaultsSetErrorStatusAndInterrupt)
+{
+	const uint64_t size = dms_gpu_mem_size(node_);
+	copy(size - 100, kHostBase, 4096, DMS_GPU_COPY_TO_HOST);
+	EXPECT_EQ(rd(DMS_GPU_REG_COPY_STATUS),
+		  DMS_GPU_STATUS_DONE | DMS_GPU_STATUS_ERROR |
+			  DMS_GPU_ERR_DEV_RANGE << DMS_GPU_STATUS_ERR_SHIFT);
+	EXPECT_TRUE(rd(DMS_GPU_REG_IRQ_STATUS) & DMS_GPU_IRQ_ERROR);
+	EXPECT_FALSE(host_->irqs.empty());
+
+	copy(0, 0xfee00000, 4096, DMS_GPU_COPY_TO_HOST); // not host RAM
+	EXPECT_EQ(rd(DMS_GPU_REG_COPY_STATUS) >> DMS_GPU_STATUS_ERR_SHIFT & 0xff,
+		  unsigned(DMS_GPU_ERR_HOST_DMA));
+	copy(0, kHostBase, 0, DMS_GPU_COPY_TO_HOST);
+	EXPECT_EQ(rd(DMS_GPU_REG_COPY_STATUS) >> DMS_GPU_STATUS_ERR_SHIFT & 0xff,
+		  unsigned(DMS_GPU_ERR_BAD_LEN));
+	crc(UINT64_MAX - 10, 100, 0); // wraps: out of range, no crash
+	EXPECT_EQ(rd(DMS_GPU_REG_CRC_STATUS) >> DMS_GPU_STATUS_ERR_SHIFT & 0xff,
+		  unsigned(DMS_GPU_ERR_DEV_RANGE));
+	EXPECT_NE(stats().find("\"errors\": 4"), std::string::npos) << stats();
+}
+
+TEST_F(Gpu, MaskedInterruptsStayPending)
+{
+	wr(DMS_GPU_REG_IRQ_MASK, 0);
+	copy(0, kHostBase, 64, DMS_GPU_COPY_TO_HOST);
+	EXPECT_TRUE(host_->irqs.empty());
+	EXPECT_EQ(rd(DMS_GPU_REG_IRQ_STATUS), DMS_GPU_IRQ_COPY_DONE);
+	wr(DMS_GPU_REG_IRQ_MASK, DMS_GPU_IRQ_COPY_DONE); // unmasking delivers it
+	EXPECT_EQ(host_->irqs.size(), 1u);
+	wr(DMS_GPU_REG_IRQ_STATUS, DMS_GPU_IRQ_COPY_DONE);
+	EXPECT_EQ(rd(DMS_GPU_REG_IRQ_STATUS), 0u);
+}
