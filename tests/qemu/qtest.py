@@ -4,6 +4,8 @@ QEMU runs with '-accel qtest -qtest unix:SOCK': no guest CPU runs; the test
 reads and writes guest memory and I/O ports itself. Since no firmware runs
 either, PCIe bridges and BARs are programmed here, as a BIOS would."""
 
+import base64
+import json
 import os
 import socket
 import subprocess
@@ -28,7 +30,9 @@ SWITCH = [
 
 
 class QTest:
-    def __init__(self, *args, config: str = ""):
+    """QEMU under the qtest accelerator; with qmp=True also a QMP socket."""
+
+    def __init__(self, *args, config: str = "", qmp: bool = False):
         if not QEMU.is_file():
             raise RuntimeError(f"{QEMU} missing: run ./devmemsim build first")
         self.dir = tempfile.mkdtemp(prefix="dms-qtest-")
@@ -42,7 +46,9 @@ class QTest:
             [str(QEMU), "-M", "q35", "-accel", "qtest", "-qtest", f"unix:{path}",
              "-display", "none", "-nodefaults", "-no-user-config",
              "-L", "/usr/share/seabios", "-L", "/usr/share/qemu",
-             "-object", node, *args],
+             "-object", node,
+             *(["-qmp", f"unix:{os.path.join(self.dir, 'qmp.sock')},server=on,wait=off"] if qmp else []),
+             *args],
             stdin=subprocess.DEVNULL, stdout=self.log, stderr=subprocess.STDOUT)
         srv.settimeout(0.2)
         deadline = time.monotonic() + 60
@@ -90,6 +96,35 @@ class QTest:
             if not reply.startswith("OK"):
                 raise RuntimeError(f"qtest {line!r}: {reply}")
             return reply[3:]
+
+    def clock_step(self, ns: int = 1000):
+        self.cmd(f"clock_step {ns}")
+
+    def memwrite(self, addr: int, data: bytes):
+        self.cmd(f"b64write 0x{addr:x} 0x{len(data):x} {base64.b64encode(data).decode()}")
+
+    def memread(self, addr: int, size: int) -> bytes:
+        return base64.b64decode(self.cmd(f"b64read 0x{addr:x} 0x{size:x}"))
+
+    def qmp(self, command: str, **arguments):
+        """Run one QMP command (connecting on first use)."""
+        if not hasattr(self, "_qmp"):
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            s.connect(os.path.join(self.dir, "qmp.sock"))
+            self._qmp = s.makefile("rw")
+            json.loads(self._qmp.readline())  # greeting
+            self._qmp_call("qmp_capabilities", {})
+        return self._qmp_call(command, arguments)
+
+    def _qmp_call(self, command, arguments):
+        self._qmp.write(json.dumps({"execute": command, "arguments": arguments}) + "\n")
+        self._qmp.flush()
+        while True:
+            msg = json.loads(self._qmp.readline())
+            if "return" in msg:
+                return msg["return"]
+            if "error" in msg:
+                raise RuntimeError(f"QMP {command}: {msg['error']['desc']}")
 
     def readl(self, addr: int) -> int:
         return int(self.cmd(f"readl 0x{addr:x}"), 16)
@@ -243,6 +278,32 @@ class Pci:
             self.bars[(bdf, n)] = (addr, size, is64, pref)
             n += 2 if is64 else 1
         self.qt.cfg_write(bdf, 0x4, 0x6)  # memory + bus master
+
+    def capability(self, bdf, cap_id) -> int:
+        """Config space offset of a capability, or 0."""
+        off = self.qt.cfg_read(bdf, 0x34) & 0xFC
+        while off:
+            hdr = self.qt.cfg_read(bdf, off)
+            if hdr & 0xFF == cap_id:
+                return off
+            off = (hdr >> 8) & 0xFC
+        return 0
+
+    def enable_msix(self, ids, vector: int, addr: int, data: int):
+        """Enable MSI-X and point vector at guest RAM (addr), so a test can
+        see the message land there instead of at an interrupt controller."""
+        bdf = self.devices[ids]
+        cap = self.capability(bdf, 0x11)
+        assert cap, "no MSI-X capability"
+        table = self.qt.cfg_read(bdf, cap + 4)
+        base = self.bars[(bdf, table & 7)][0] + (table & ~7)
+        entry = base + 16 * vector
+        self.qt.writel(entry, addr & 0xFFFFFFFF)
+        self.qt.writel(entry + 4, addr >> 32)
+        self.qt.writel(entry + 8, data)
+        self.qt.writel(entry + 12, 0)  # unmasked
+        ctrl = self.qt.cfg_read(bdf, cap)
+        self.qt.cfg_write(bdf, cap, (ctrl & 0xFFFF) | (1 << 31))  # enable
 
     def bar(self, ids, n):
         """(address, size, is64, prefetchable) of BAR n of device ids."""

@@ -46,7 +46,7 @@ def make_parser():
     r = sub.add_parser("run", help="boot, run CMD on node0, print its output, power off, exit with its status")
     add_node_options(r)
     r.add_argument("--stats-json", metavar="FILE", help="write the node's counters here at power-off")
-    r.add_argument("argv", nargs=argparse.REMAINDER, metavar="-- CMD...")
+    r.epilog = "CMD follows '--'."
 
     b = sub.add_parser("boot", help="boot a long-lived cluster")
     add_node_options(b)
@@ -55,23 +55,26 @@ def make_parser():
     e = sub.add_parser("exec", help="run CMD on a node of a booted cluster")
     e.add_argument("node", metavar="NODE", help="node0, node1, ... (or 0, 1, ...)")
     e.add_argument("--name", default="default", help="cluster name")
-    e.add_argument("argv", nargs=argparse.REMAINDER, metavar="-- CMD...")
+    e.epilog = "CMD follows '--'."
 
     s = sub.add_parser("stop", help="power off a booted cluster")
     s.add_argument("--name", default="default", help="cluster name")
 
+    st = sub.add_parser("stats", help="a running cluster's PCIe and device counters")
+    st.add_argument("node", nargs="?", metavar="NODE", help="only this node")
+    st.add_argument("--name", default="default", help="cluster name")
+    st.add_argument("--json", action="store_true", help="print JSON (docs/stats.md)")
+
     sub.add_parser("status", help="list booted clusters and their nodes")
     sub.add_parser("demo", help="the main job: boot a node, load the drivers, show the devices")
     t = sub.add_parser("test", help="build everything and run the test suite (meson test)")
-    t.add_argument("meson_args", nargs=argparse.REMAINDER, metavar="-- MESON-TEST-ARGS...")
+    t.epilog = "Arguments after '--' go to meson test."
     return p
 
 
 def command(argv):
     """The command after '--': a single word list is run as is; a single
     string with shell syntax goes through sh -c."""
-    if argv and argv[0] == "--":
-        argv = argv[1:]
     if not argv:
         raise UsageError("no command given (usage: ... -- CMD [ARGS...])")
     if len(argv) == 1 and any(c in argv[0] for c in " |;&$<>*(){}'\""):
@@ -98,8 +101,6 @@ def check_node_options(a):
 def cmd_run(a) -> int:
     check_node_options(a)
     argv = command(a.argv)
-    if a.stats_json:
-        raise UsageError("--stats-json: the node has no counters yet")
     art = B.build_all()
     cl = Cluster(f"run-{os.getpid()}")
     cl.boot(art, a.nodes, a.config, a.set, a.accel, a.memory, a.smp)
@@ -111,8 +112,51 @@ def cmd_run(a) -> int:
             ag.close()
     finally:
         cl.stop()
+        if a.stats_json:
+            write_json(a.stats_json, {"nodes": cl.final_stats()})
         cl.cleanup()
     return status
+
+
+def write_json(path: str, obj) -> None:
+    try:
+        with open(path, "w") as f:
+            f.write(dumps(obj) + "\n")
+    except OSError as e:
+        raise Failure(f"cannot write {path}: {e.strerror}") from None
+
+
+def stats_table(node: str, st: dict) -> str:
+    p = st["pcie"]
+    rows = [f"{node}: PCIe Gen{p['links']['upstream']['gen']} x{p['links']['upstream']['width']}, "
+            f"MPS {p['mps']}, MRRS {p['mrrs']}, {p['mode']} mode, t={st['time_ns'] / 1e9:.3f} s"]
+    rows.append(f"  {'link':<9}{'dir':<5}{'TLPs':>12}{'payload B':>16}{'wire B':>16}{'busy us':>12}")
+    for link in ("nic", "gpu", "upstream"):
+        for d in ("up", "down"):
+            c = p["links"][link][d]
+            rows.append(f"  {link:<9}{d:<5}{c['tlps']:>12}{c['payload_bytes']:>16}{c['wire_bytes']:>16}"
+                        f"{c['busy_ns'] / 1000:>12.1f}")
+    rc = p["root_complex"]
+    rows.append(f"  switch: p2p {p['switch']['p2p_bytes']} B   root complex: to host {rc['host_write_bytes']} B, "
+                f"from host {rc['host_read_bytes']} B, p2p {rc['p2p_bytes']} B   DMA faults {p['dma_faults']}")
+    g = st["gpu"]
+    rows.append(f"  gpu: copy {g['copy_jobs']} jobs ({g['copy_to_dev_bytes']} B in, {g['copy_to_host_bytes']} B out), "
+                f"crc {g['crc_jobs']} jobs ({g['crc_bytes']} B), p2p in {g['p2p_in_bytes']} B, "
+                f"out {g['p2p_out_bytes']} B, errors {g['errors']}")
+    return "\n".join(rows)
+
+
+def cmd_stats(a) -> int:
+    cl = Cluster(a.name)
+    if not cl.running():
+        raise UsageError(f"cluster {a.name!r} is not running")
+    nodes = [node_name(a.node)] if a.node else cl.node_names()
+    all_stats = {n: cl.stats(n) for n in nodes}
+    if a.json:
+        print(dumps({"nodes": all_stats}))
+    else:
+        print("\n".join(stats_table(n, st) for n, st in all_stats.items()))
+    return 0
 
 
 def cmd_boot(a) -> int:
@@ -182,8 +226,7 @@ def cmd_demo(a) -> int:
 
 def cmd_test(a) -> int:
     B.build_all()
-    extra = a.meson_args[1:] if a.meson_args[:1] == ["--"] else a.meson_args
-    status = subprocess.call(["meson", "test", "-C", str(BUILD), "--print-errorlogs", *extra])
+    status = subprocess.call(["meson", "test", "-C", str(BUILD), "--print-errorlogs", *a.argv])
     counts = {"passed": 0, "failed": 0, "skipped": 0}
     try:
         with open(BUILD / "meson-logs" / "testlog.json") as f:
@@ -203,6 +246,7 @@ COMMANDS = {
     "boot": cmd_boot,
     "exec": cmd_exec,
     "stop": cmd_stop,
+    "stats": cmd_stats,
     "status": cmd_status,
     "demo": cmd_demo,
     "test": cmd_test,
@@ -210,8 +254,18 @@ COMMANDS = {
 
 
 def main(argv=None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    # Everything after the first '--' is the command to run (or, for
+    # 'test', arguments for meson test), never options of ours.
+    rest = []
+    if "--" in argv:
+        i = argv.index("--")
+        argv, rest = argv[:i], argv[i + 1 :]
     try:
         a = make_parser().parse_args(argv)
+        if rest and a.cmd not in ("run", "exec", "test"):
+            raise UsageError(f"'{a.cmd}' takes no command after '--'")
+        a.argv = rest
         return COMMANDS[a.cmd](a)
     except (UsageError, Failure) as e:
         print(f"devmemsim: {e}", file=sys.stderr)

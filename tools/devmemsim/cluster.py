@@ -86,7 +86,7 @@ def qemu_argv(art: Artifacts, d: Path, node: NodeSpec, nodes: int, accel: str, m
         "-netdev", f"user,id=mgmt,restrict=on,hostfwd=tcp:127.0.0.1:{free_port()}-:22",
         "-device", f"virtio-net-pci,netdev=mgmt,mac={mac_mgmt},romfile=",
         # The node: NIC and GPU under one PCIe switch, so P2P stays below it.
-        "-object", f"devmemsim-node,id=dms,config={node.config}",
+        "-object", f"devmemsim-node,id=dms,config={node.config},stats-json={d / (n + '.stats.json')}",
         "-device", "pcie-root-port,id=rp0,bus=pcie.0,chassis=1,slot=0",
         "-device", "x3130-upstream,id=up0,bus=rp0",
         "-device", "xio3130-downstream,id=dn0,bus=up0,chassis=2,slot=0",
@@ -248,6 +248,39 @@ class Cluster:
                 os.kill(int(vde.read_text()), signal.SIGTERM)
             except (OSError, ValueError):
                 pass
+
+    def qmp(self, node: str, command: str, **arguments):
+        """One QMP command on a running node."""
+        if not self.pid(node):
+            raise UsageError(f"no running node {node!r} in cluster {self.name!r}")
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+            s.settimeout(30)
+            s.connect(str(self.dir / f"{node}.qmp"))
+            f = s.makefile("rw")
+            json.loads(f.readline())  # greeting
+            for cmd, args in (("qmp_capabilities", {}), (command, arguments)):
+                f.write(json.dumps({"execute": cmd, "arguments": args}) + "\n")
+                f.flush()
+                while True:
+                    msg = json.loads(f.readline())
+                    if "error" in msg:
+                        raise Failure(f"{node}: QMP {cmd}: {msg['error'].get('desc')}")
+                    if "return" in msg:
+                        break
+            return msg["return"]
+
+    def stats(self, node: str) -> dict:
+        return json.loads(self.qmp(node, "qom-get", path="/objects/dms", property="stats"))
+
+    def final_stats(self) -> dict:
+        """Counters the nodes wrote when they powered off."""
+        out = {}
+        for node in self.node_names():
+            try:
+                out[node] = json.loads((self.dir / f"{node}.stats.json").read_text())
+            except (OSError, ValueError):
+                pass
+        return out
 
     def cleanup(self):
         """Remove the run directory of a stopped cluster."""
