@@ -112,9 +112,18 @@ void dms_dev_attach(dms_node *node, enum dms_dev dev, const struct dms_dev_ops *
 	if (dev != DMS_DEV_NIC && dev != DMS_DEV_GPU)
 		return;
 	node->host[dev] = {*ops, opaque};
+	dms_node::Host *h = &node->host[dev];
 	if (dev == DMS_DEV_GPU && ops->irq) {
-		dms_node::Host *h = &node->host[dev];
 		node->node->gpu.set_irq([h](unsigned v) { h->ops.irq(h->opaque, v); });
+	} else if (dev == DMS_DEV_NIC) {
+		devmemsim::Nic::Host nh;
+		if (ops->irq)
+			nh.irq = [h](unsigned v) { h->ops.irq(h->opaque, v); };
+		if (ops->send)
+			nh.send = [h](const uint8_t *f, size_t n) { h->ops.send(h->opaque, f, n); };
+		if (ops->rx_ready)
+			nh.rx_ready = [h] { h->ops.rx_ready(h->opaque); };
+		node->node->nic.set_host(std::move(nh));
 	}
 }
 
@@ -140,6 +149,21 @@ const char *dms_node_stats_json(dms_node *node)
 void dms_node_reset_stats(dms_node *node)
 {
 	node->node->reset_counters();
+}
+
+int dms_nic_receive(dms_node *node, const uint8_t *frame, size_t len)
+{
+	return node->node->nic.receive(frame, len) ? 1 : 0;
+}
+
+void dms_nic_set_link(dms_node *node, int up)
+{
+	node->node->nic.set_link(up != 0);
+}
+
+void dms_nic_reset(dms_node *node)
+{
+	node->node->nic.reset();
 }
 
 void dms_nic_set_mac(dms_node *node, const uint8_t mac[6])

@@ -105,6 +105,11 @@ const std::vector<Key> &schema()
 			 c.nic_queues = static_cast<unsigned>(
 				 get_int(n, w, "nic.queues", 1, 64));
 		 }},
+		{"nic.line_rate_gbps", "MAC line rate in Gbit/s (1..800; timed mode)",
+		 [](NodeConfig &c, const toml::node &n, const std::string &w) {
+			 c.nic_line_rate_gbps = static_cast<double>(
+				 get_int(n, w, "nic.line_rate_gbps", 1, 800));
+		 }},
 		{"gpu.mem_size", "device memory (BAR2): a power of two, 1M..64G",
 		 [](NodeConfig &c, const toml::node &n, const std::string &w) {
 			 uint64_t v = get_size(n, w, "gpu.mem_size");
@@ -243,6 +248,7 @@ std::string to_toml(const NodeConfig &cfg)
 	  << "index = " << cfg.index << "\n"
 	  << "\n[nic]\n"
 	  << "queues = " << cfg.nic_queues << "\n"
+	  << "line_rate_gbps = " << cfg.nic_line_rate_gbps << "\n"
 	  << "\n[gpu]\n"
 	  << "mem_size = " << cfg.gpu_mem_size << "\n"
 	  << "\n[pcie]\n"

@@ -24,6 +24,7 @@ struct NodeConfig {
 	Mode mode = Mode::Functional;
 	unsigned index = 0;                    // node.index
 	unsigned nic_queues = 4;               // nic.queues
+	double nic_line_rate_gbps = 100;       // nic.line_rate_gbps (timed mode)
 	uint64_t gpu_mem_size = 256ull << 20;  // gpu.mem_size
 	pcie::LinkParams link;                 // pcie.gen, .width, .mps, .mrrs, .rcb
 	bool acs_redirect = false;             // pcie.acs_redirect

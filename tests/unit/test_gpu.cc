@@ -48,7 +48,7 @@ class Gpu : public ::testing::Test {
 		ASSERT_NE(node_, nullptr) << err;
 		mem_ = new std::vector<uint8_t>(dms_gpu_mem_size(node_));
 		host_ = new FakeHost;
-		static const dms_dev_ops ops = {host_dma, host_irq};
+		static const dms_dev_ops ops = {host_dma, host_irq, nullptr, nullptr};
 		dms_dev_attach(node_, DMS_DEV_GPU, &ops, host_);
 		dms_gpu_set_memory(node_, mem_->data());
 		dms_node_step(node_, 0);

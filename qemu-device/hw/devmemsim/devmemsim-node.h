@@ -22,6 +22,7 @@ struct DevmemsimNode {
     Notifier exit_notifier;
     dms_node *model;     /* created when the object is completed */
     QEMUTimer step_timer; /* QEMU_CLOCK_VIRTUAL; steps the SystemC kernel */
+    bool stepping;        /* inside dms_node_step() */
     bool has_nic;
     bool has_gpu;
 };

@@ -15,18 +15,22 @@ typedef struct DevmemsimFunction {
     PCIDevice *pdev;
     enum dms_dev dev;
     MemoryRegion regs;    /* register BAR, forwarded to the model */
+    struct dms_dev_ops ops;
 } DevmemsimFunction;
 
 /*
  * Realize the parts every devmemsim function has: claim the node's device,
  * register the register BAR (regs_bar, regs_size bytes), MSI-X with
- * nvectors vectors in its own BAR msix_bar, and the PCIe endpoint
- * capability.
+ * nvectors vectors in its own BAR msix_bar, the PCIe endpoint capability,
+ * and attach to the model (DMA, MSI-X; send and rx_ready for a NIC, their
+ * opaque being fn).
  */
 bool devmemsim_function_realize(PCIDevice *pdev, DevmemsimFunction *fn,
                                 enum dms_dev dev, int regs_bar,
                                 uint64_t regs_size, int msix_bar,
-                                unsigned nvectors, Error **errp);
+                                unsigned nvectors,
+                                void (*send)(void *, const uint8_t *, size_t),
+                                void (*rx_ready)(void *), Error **errp);
 void devmemsim_function_exit(PCIDevice *pdev);
 
 /*

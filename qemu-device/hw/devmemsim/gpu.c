@@ -36,7 +36,7 @@ static void devmemsim_gpu_realize(PCIDevice *pdev, Error **errp)
             pdev, &s->fn, DMS_DEV_GPU, DMS_GPU_BAR_REGS, DMS_GPU_REGS_SIZE,
             DMS_GPU_BAR_MSIX,
             s->fn.node ? dms_gpu_num_vectors(s->fn.node->model) : 1,
-            errp)) {
+            NULL, NULL, errp)) {
         return;
     }
     /*

@@ -30,15 +30,44 @@ struct DevmemsimNic {
 static ssize_t devmemsim_nic_receive(NetClientState *nc, const uint8_t *buf,
                                      size_t size)
 {
-    /* No RX datapath in the model yet: frames are consumed and dropped. */
+    DevmemsimNic *s = qemu_get_nic_opaque(nc);
+
+    /* 0: the NIC's FIFO is full; QEMU queues the frame until rx_ready. */
+    if (!dms_nic_receive(s->fn.node->model, buf, size)) {
+        return 0;
+    }
+    devmemsim_node_kick(s->fn.node);
     return size;
+}
+
+static void devmemsim_nic_link_status_changed(NetClientState *nc)
+{
+    DevmemsimNic *s = qemu_get_nic_opaque(nc);
+
+    dms_nic_set_link(s->fn.node->model, !nc->link_down);
+    devmemsim_node_kick(s->fn.node);
 }
 
 static NetClientInfo devmemsim_nic_net_info = {
     .type = NET_CLIENT_DRIVER_NIC,
     .size = sizeof(NICState),
     .receive = devmemsim_nic_receive,
+    .link_status_changed = devmemsim_nic_link_status_changed,
 };
+
+static void devmemsim_nic_send(void *opaque, const uint8_t *frame, size_t len)
+{
+    DevmemsimNic *s = container_of(opaque, DevmemsimNic, fn);
+
+    qemu_send_packet(qemu_get_queue(s->nic), frame, len);
+}
+
+static void devmemsim_nic_rx_ready(void *opaque)
+{
+    DevmemsimNic *s = container_of(opaque, DevmemsimNic, fn);
+
+    qemu_flush_queued_packets(qemu_get_queue(s->nic));
+}
 
 static void devmemsim_nic_realize(PCIDevice *pdev, Error **errp)
 {
@@ -49,7 +78,7 @@ static void devmemsim_nic_realize(PCIDevice *pdev, Error **errp)
             pdev, &s->fn, DMS_DEV_NIC, DMS_NIC_BAR_REGS, DMS_NIC_REGS_SIZE,
             DMS_NIC_BAR_MSIX,
             s->fn.node ? dms_nic_num_vectors(s->fn.node->model) : 1,
-            errp)) {
+            devmemsim_nic_send, devmemsim_nic_rx_ready, errp)) {
         return;
     }
     qemu_macaddr_default_if_unset(&s->conf.macaddr);
@@ -68,7 +97,10 @@ static void devmemsim_nic_write_config(PCIDevice *pdev, uint32_t addr,
 
 static void devmemsim_nic_reset(DeviceState *dev)
 {
-    devmemsim_function_update_bars(&DEVMEMSIM_NIC(dev)->fn);
+    DevmemsimNic *s = DEVMEMSIM_NIC(dev);
+
+    dms_nic_reset(s->fn.node->model);
+    devmemsim_function_update_bars(&s->fn);
 }
 
 static void devmemsim_nic_exit(PCIDevice *pdev)

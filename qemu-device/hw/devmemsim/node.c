@@ -30,13 +30,19 @@ static void devmemsim_node_step(void *opaque)
 {
     DevmemsimNode *s = opaque;
 
+    s->stepping = true;
     dms_node_step(s->model, qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL));
+    s->stepping = false;
     devmemsim_node_rearm(s);
 }
 
 void devmemsim_node_kick(DevmemsimNode *s)
 {
-    devmemsim_node_rearm(s);
+    /* While the model runs (it sent a frame, asked for more), it re-arms
+     * the timer itself when the step ends. */
+    if (!s->stepping) {
+        devmemsim_node_rearm(s);
+    }
 }
 
 bool devmemsim_node_claim(DevmemsimNode *s, enum dms_dev dev, Error **errp)

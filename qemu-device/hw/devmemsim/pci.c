@@ -94,11 +94,6 @@ static void devmemsim_irq(void *opaque, unsigned vector)
     }
 }
 
-static const struct dms_dev_ops devmemsim_dev_ops = {
-    .dma = devmemsim_dma,
-    .irq = devmemsim_irq,
-};
-
 void devmemsim_function_update_bars(DevmemsimFunction *fn)
 {
     for (int bar = 0; bar < PCI_NUM_REGIONS - 1; bar++) {
@@ -126,7 +121,9 @@ void devmemsim_function_config_write(DevmemsimFunction *fn, uint32_t addr,
 bool devmemsim_function_realize(PCIDevice *pdev, DevmemsimFunction *fn,
                                 enum dms_dev dev, int regs_bar,
                                 uint64_t regs_size, int msix_bar,
-                                unsigned nvectors, Error **errp)
+                                unsigned nvectors,
+                                void (*send)(void *, const uint8_t *, size_t),
+                                void (*rx_ready)(void *), Error **errp)
 {
     const char *name = object_get_typename(OBJECT(pdev));
     g_autofree char *regs_name = g_strdup_printf("%s-regs", name);
@@ -146,7 +143,13 @@ bool devmemsim_function_realize(PCIDevice *pdev, DevmemsimFunction *fn,
     }
     fn->dev = dev;
     fn->pdev = pdev;
-    dms_dev_attach(fn->node->model, dev, &devmemsim_dev_ops, fn);
+    fn->ops = (struct dms_dev_ops) {
+        .dma = devmemsim_dma,
+        .irq = devmemsim_irq,
+        .send = send,
+        .rx_ready = rx_ready,
+    };
+    dms_dev_attach(fn->node->model, dev, &fn->ops, fn);
 
     pci_config_set_interrupt_pin(pdev->config, 1);
     memory_region_init_io(&fn->regs, OBJECT(pdev), &devmemsim_regs_ops, fn,

@@ -61,11 +61,15 @@ void dms_reg_write(dms_node *node, enum dms_dev dev, uint64_t off,
  * dma: move len bytes between buf and bus address addr in the device's
  * bus-master address space; returns 0, or -1 if addr is not guest RAM (a
  * DMA fault: the model reports it to the driver). irq: fire MSI-X vector.
+ * NIC only (NULL for the GPU): send puts a frame on the wire; rx_ready
+ * says the NIC has room again after dms_nic_receive() refused a frame.
  */
 struct dms_dev_ops {
 	int (*dma)(void *opaque, uint64_t addr, void *buf, uint64_t len,
 		   int is_write);
 	void (*irq)(void *opaque, unsigned vector);
+	void (*send)(void *opaque, const uint8_t *frame, size_t len);
+	void (*rx_ready)(void *opaque);
 };
 void dms_dev_attach(dms_node *node, enum dms_dev dev,
 		    const struct dms_dev_ops *ops, void *opaque);
@@ -87,6 +91,16 @@ void dms_gpu_set_memory(dms_node *node, void *mem);
  */
 const char *dms_node_stats_json(dms_node *node);
 void dms_node_reset_stats(dms_node *node);
+
+/*
+ * A frame from the wire (Ethernet, no FCS). Returns 1 if the NIC took it,
+ * 0 if it has no room now: the host keeps the frame and offers it again
+ * after the rx_ready callback.
+ */
+int dms_nic_receive(dms_node *node, const uint8_t *frame, size_t len);
+void dms_nic_set_link(dms_node *node, int up);
+/* Function-level reset of the NIC (QEMU device reset). */
+void dms_nic_reset(dms_node *node);
 
 /* The NIC's MAC address comes from QEMU's NIC layer (mac= property). */
 void dms_nic_set_mac(dms_node *node, const uint8_t mac[6]);

@@ -1,41 +1,115 @@
 // SPDX-License-Identifier: MIT
-// The header-split NIC: register file (identity for now) and its port on
-// the PCIe fabric.
+// The header-split NIC: registers, per-queue RX (header buffer, payload
+// buffer and completion rings) and TX (descriptor and completion rings),
+// header split, flow steering, RSS, checksums and a MAC. All DMA goes
+// through the node's PCIe fabric. The contract is devmemsim/nic_regs.h
+// and devmemsim/nic_desc.h.
 #pragma once
 
 #include <array>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <string>
 #include <systemc>
 #include <tlm>
 #include <tlm_utils/simple_initiator_socket.h>
 #include <tlm_utils/simple_target_socket.h>
+#include <vector>
 
 #include "config.h"
+#include "nic/parser.h"
+#include "nic/steer.h"
 #include "regfile.h"
 
 namespace devmemsim {
 
+struct NicCounters {
+	uint64_t rx_frames = 0, rx_bytes = 0, rx_split = 0;
+	uint64_t rx_drop = 0, rx_no_buf = 0, rx_dma_err = 0;
+	uint64_t tx_frames = 0, tx_bytes = 0, tx_desc_err = 0, tx_dma_err = 0;
+	uint64_t ring_err = 0;
+};
+
 class Nic : public sc_core::sc_module, public RegFile {
   public:
+	static constexpr unsigned kMaxMtu = 9000;
+	static constexpr unsigned kMaxTxFrags = 18;
+	static constexpr unsigned kNtupleSize = 64;
+	static constexpr size_t kRxFifoFrames = 64;
+
 	Nic(sc_core::sc_module_name name, const NodeConfig &cfg);
+	~Nic() override;
 
 	tlm_utils::simple_initiator_socket<Nic> dma;  // into the fabric
 	tlm_utils::simple_target_socket<Nic> bar_mem; // peers: no memory BAR
 
-	unsigned num_queues() const { return queues_; }
-	// One MSI-X vector per queue pair plus the admin vector.
-	unsigned num_vectors() const { return queues_ + 1; }
+	unsigned num_queues() const { return nq_; }
+	unsigned num_vectors() const { return nq_ + 1; }
 	void set_mac(const uint8_t mac[6]);
+
+	// Host side.
+	struct Host {
+		std::function<void(unsigned vector)> irq;
+		std::function<void(const uint8_t *frame, size_t len)> send;
+		std::function<void()> rx_ready; // room again after a refusal
+	};
+	void set_host(Host h) { host_ = std::move(h); }
+	// A frame from the wire. false: no room now; rx_ready() will say when.
+	bool receive(const uint8_t *frame, size_t len);
+	void set_link(bool up);
+	// Function-level reset: every queue off, tables and settings cleared.
+	void reset();
+
+	const NicCounters &counters() const { return c_; }
+	void reset_counters();
+	std::string stats_json() const;
 
   protected:
 	uint32_t read32(uint32_t off) override;
 	void write32(uint32_t off, uint32_t val) override;
 
   private:
-	void no_memory(tlm::tlm_generic_payload &gp, sc_core::sc_time &delay);
+	struct Queue;
+	void rx_thread();
+	void tx_thread();
+	void irq_method(unsigned q);
+	void signal(unsigned q);
+	unsigned select_queue(const Parsed &p, uint32_t *hash, bool *hashed);
+	bool rx_frame(const std::vector<uint8_t> &frame);
+	// Send or drop one frame of queue qi; false if it is not all posted.
+	bool tx_frame(unsigned qi);
+	bool dma_rw(uint64_t addr, void *buf, size_t len, bool write);
+	void settle(); // timed mode: let the time of the last frame pass
+	uint32_t queue_read(Queue &q, uint32_t off);
+	void queue_write(unsigned qi, uint32_t off, uint32_t val);
+	void ntuple_commit(uint32_t index);
+	sc_core::sc_time wire_time(size_t frame_len) const;
 
-	unsigned queues_;
+	unsigned nq_;
 	unsigned node_index_;
+	bool timed_;
+	double line_rate_bps_;
 	std::array<uint8_t, 6> mac_{};
+	Host host_;
+
+	// Device registers.
+	bool link_up_ = true;
+	uint32_t mtu_ = 1500, rx_ctrl_ = 0, hds_thresh_ = 0, tx_ctrl_ = 0, itr_ns_ = 0;
+	uint32_t admin_status_ = 0, admin_mask_ = 0;
+	std::array<uint8_t, 40> rss_key_{};
+	std::array<uint32_t, 128> rss_indir_{};
+	std::array<NtupleRule, kNtupleSize> ntuple_{};
+	NtupleRule nt_stage_;
+
+	std::vector<std::unique_ptr<Queue>> q_;
+	std::deque<std::vector<uint8_t>> rx_fifo_;
+	bool rx_refused_ = false;
+	sc_core::sc_event rx_ev_, tx_ev_;
+	sc_core::sc_time delay_; // fabric time owed by the frame in progress
+	NicCounters c_;
+
+	void no_memory(tlm::tlm_generic_payload &gp, sc_core::sc_time &delay);
 };
 
 } // namespace devmemsim

@@ -40,6 +40,7 @@ std::string Node::stats_json() const
 	std::ostringstream o;
 	o << "{\"schema\": \"devmemsim-stats/1\", \"node\": " << cfg_.index
 	  << ", \"time_ns\": " << sim::now_ns() << ", \"pcie\": " << fabric.stats_json()
+	  << ", \"nic\": " << nic.stats_json()
 	  << ", \"gpu\": {\"copy_jobs\": " << g.copy_jobs
 	  << ", \"copy_to_host_bytes\": " << g.copy_to_host_bytes
 	  << ", \"copy_to_dev_bytes\": " << g.copy_to_dev_bytes
@@ -53,6 +54,7 @@ std::string Node::stats_json() const
 void Node::reset_counters()
 {
 	fabric.reset_counters();
+	nic.reset_counters();
 	gpu.reset_counters();
 }
 

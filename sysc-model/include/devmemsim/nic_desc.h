@@ -1,0 +1,119 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * devmemsim NIC descriptor and completion layouts (little endian, in the
+ * rings set up through nic_regs.h). Shared by the model, the QEMU glue
+ * and dmsnic; docs/datasheet.md explains the datapath.
+ *
+ * Ownership of completions: the device writes each completion with its GEN
+ * bit equal to the ring's current phase, which starts at 1 and flips every
+ * time the device wraps the ring. The driver owns an entry once its GEN
+ * bit equals the phase the driver expects; it returns entries by writing
+ * its consumer index to the CMPL_HEAD register.
+ */
+#ifndef DEVMEMSIM_NIC_DESC_H
+#define DEVMEMSIM_NIC_DESC_H
+
+#ifdef __KERNEL__
+#include <linux/types.h>
+typedef __le16 dms_le16;
+typedef __le32 dms_le32;
+typedef __le64 dms_le64;
+#else
+#include <stdint.h>
+typedef uint16_t dms_le16;
+typedef uint32_t dms_le32;
+typedef uint64_t dms_le64;
+#endif
+
+/*
+ * RX buffer descriptor, in the header-buffer and payload-buffer rings: a
+ * buffer of HBUF_SIZE or PBUF_SIZE bytes at addr (any DMA address: host
+ * memory, or device memory through P2P for payloads). id comes back in the
+ * completion that uses the buffer.
+ */
+struct dms_rx_buf {
+	dms_le64 addr;
+	dms_le16 id;
+	dms_le16 rsvd[3];
+};
+
+/*
+ * RX completion: one per payload buffer a frame fills, or one for a frame
+ * that fits in its header buffer. The first completion of a frame
+ * (DMS_RX_F_SOP) carries the header buffer, if any, and the frame's
+ * metadata; the last has DMS_RX_F_EOP.
+ *
+ * Placement: with header split on and a frame that splits (Ethernet,
+ * optional 802.1Q tags, IPv4 with options or IPv6 without extension
+ * headers, TCP with options or UDP, not a fragment, payload longer than
+ * HDS_THRESH), the headers go to a header buffer and the payload to
+ * payload buffers. A frame that does not split goes whole to a header
+ * buffer if it fits there, else whole to payload buffers without
+ * DMS_RX_F_SPLIT. With header split off, every frame goes to payload
+ * buffers.
+ */
+struct dms_rx_cmpl {
+	dms_le16 flags;    /* DMS_RX_F_* */
+	dms_le16 hbuf_id;  /* valid with DMS_RX_F_HDR */
+	dms_le16 pbuf_id;  /* valid with DMS_RX_F_PAY */
+	dms_le16 hdr_len;  /* bytes in the header buffer */
+	dms_le32 pay_len;  /* bytes in this payload buffer (from offset 0) */
+	dms_le32 rss_hash; /* valid with DMS_RX_F_RSS */
+	dms_le16 info;     /* DMS_RX_L3_* | DMS_RX_L4_* (SOP only) */
+	dms_le16 rsvd0;
+	dms_le32 frame_len; /* whole frame, SOP only */
+	dms_le64 rsvd1;
+};
+
+#define DMS_RX_F_GEN (1U << 0)
+#define DMS_RX_F_SOP (1U << 1)
+#define DMS_RX_F_EOP (1U << 2)
+#define DMS_RX_F_HDR (1U << 3) /* hbuf_id/hdr_len valid */
+#define DMS_RX_F_PAY (1U << 4) /* pbuf_id/pay_len valid */
+#define DMS_RX_F_SPLIT (1U << 5) /* headers and payload were split */
+#define DMS_RX_F_CSUM_OK (1U << 6) /* L4 (and IPv4 header) checksum good */
+#define DMS_RX_F_CSUM_BAD (1U << 7) /* checked and wrong */
+#define DMS_RX_F_RSS (1U << 8)
+/*
+ * The frame was lost (a buffer address faulted): the completion only
+ * returns its buffers. Always with SOP and EOP.
+ */
+#define DMS_RX_F_ERR (1U << 9)
+
+#define DMS_RX_L3_MASK 0x3
+#define DMS_RX_L3_NONE 0
+#define DMS_RX_L3_IPV4 1
+#define DMS_RX_L3_IPV6 2
+#define DMS_RX_L4_SHIFT 2
+#define DMS_RX_L4_MASK (0x3 << DMS_RX_L4_SHIFT)
+#define DMS_RX_L4_NONE (0 << DMS_RX_L4_SHIFT)
+#define DMS_RX_L4_TCP (1 << DMS_RX_L4_SHIFT)
+#define DMS_RX_L4_UDP (2 << DMS_RX_L4_SHIFT)
+
+/*
+ * TX descriptor: one per buffer of a frame, SOP on the first, EOP on the
+ * last, at most DMS_NIC_REG_MAX_TX_FRAGS per frame. Buffers may be in host
+ * or device memory. The device completes frames, not descriptors: the EOP
+ * descriptor's tag comes back in a TX completion.
+ */
+struct dms_tx_desc {
+	dms_le64 addr;
+	dms_le32 len;   /* 1..65535 */
+	dms_le16 flags; /* DMS_TX_F_* */
+	dms_le16 tag;
+};
+
+#define DMS_TX_F_SOP (1U << 0)
+#define DMS_TX_F_EOP (1U << 1)
+#define DMS_TX_F_CSUM (1U << 2) /* SOP: fill in the TCP/UDP checksum */
+
+struct dms_tx_cmpl {
+	dms_le16 flags; /* DMS_TX_C_* */
+	dms_le16 tag;
+	dms_le32 rsvd;
+};
+
+#define DMS_TX_C_GEN (1U << 0)
+#define DMS_TX_C_ERR (1U << 1) /* frame dropped: bad descriptors or DMA fault */
+
+#endif /* DEVMEMSIM_NIC_DESC_H */
