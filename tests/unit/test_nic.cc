@@ -1,0 +1,396 @@
+// SPDX-License-Identifier: MIT
+// The NIC's datapath through the C ABI with a fake host: header split,
+// multi-buffer frames, flow control, steering over RSS, TX gather with
+// checksum insertion, and malformed input counted and survived.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "devmemsim/devmemsim.h"
+#include "devmemsim/nic_desc.h"
+#include "devmemsim/nic_regs.h"
+#include "frames.h"
+
+namespace {
+
+constexpr uint64_t kRam = 0x100000; // fake host RAM: [1 MiB, 1 MiB + 16 MiB)
+constexpr uint64_t kRamSize = 16 << 20;
+
+struct Host {
+	std::vector<uint8_t> ram = std::vector<uint8_t>(kRamSize);
+	std::vector<unsigned> irqs;
+	std::vector<std::vector<uint8_t>> sent;
+	int rx_ready = 0;
+	uint8_t *at(uint64_t a) { return &ram[a - kRam]; }
+};
+
+int host_dma(void *o, uint64_t addr, void *buf, uint64_t len, int w)
+{
+	auto *h = static_cast<Host *>(o);
+	if (addr < kRam || addr - kRam + len > kRamSize)
+		return -1;
+	if (w)
+		std::memcpy(h->at(addr), buf, len);
+	else
+		std::memcpy(buf, h->at(addr), len);
+	return 0;
+}
+void host_irq(void *o, unsigned v)
+{
+	static_cast<Host *>(o)->irqs.push_back(v);
+}
+void host_send(void *o, const uint8_t *f, size_t n)
+{
+	static_cast<Host *>(o)->sent.emplace_back(f, f + n);
+}
+void host_rx_ready(void *o)
+{
+	static_cast<Host *>(o)->rx_ready++;
+}
+
+// Ring layout of queue q in fake RAM.
+struct Rings {
+	uint64_t hbuf, pbuf, rcmpl, hdata, pdata, tdesc, tcmpl, tdata;
+};
+Rings rings(unsigned q)
+{
+	uint64_t b = kRam + q * 0x300000ull;
+	return {b, b + 0x1000, b + 0x2000, b + 0x10000, b + 0x40000, b + 0x3000, b + 0x4000,
+		b + 0x200000};
+}
+constexpr unsigned kLog2 = 6; // 64 entries
+constexpr unsigned kHbuf = 256, kPbuf = 4096;
+
+class Nic : public ::testing::Test {
+  protected:
+	static void SetUpTestSuite()
+	{
+		char err[256] = "";
+		node_ = dms_node_new(nullptr, err, sizeof(err));
+		ASSERT_NE(node_, nullptr) << err;
+		host_ = new Host;
+		static const dms_dev_ops ops = {host_dma, host_irq, host_send, host_rx_ready};
+		dms_dev_attach(node_, DMS_DEV_NIC, &ops, host_);
+		dms_node_step(node_, 0);
+	}
+	void SetUp() override
+	{
+		wr(DMS_NIC_REG_CTRL, DMS_NIC_CTRL_RESET);
+		run();
+		dms_node_reset_stats(node_);
+		host_->irqs.clear();
+		host_->sent.clear();
+		host_->rx_ready = 0;
+		std::fill(host_->ram.begin(), host_->ram.end(), 0);
+		for (unsigned q = 0; q < 4; q++)
+			enable(q);
+		ph_.assign(4, true);
+		ch_.assign(4, 0);
+	}
+	static uint32_t rd(uint32_t off) { return uint32_t(dms_reg_read(node_, DMS_DEV_NIC, off, 4)); }
+	static void wr(uint32_t off, uint32_t v) { dms_reg_write(node_, DMS_DEV_NIC, off, v, 4); }
+	static void qw(unsigned q, uint32_t off, uint32_t v) { wr(DMS_NIC_Q_BASE(q) + off, v); }
+	static void run()
+	{
+		for (int i = 0; i < 1000 && dms_node_deadline_ns(node_) != DMS_NO_DEADLINE; i++)
+			dms_node_step(node_, dms_node_deadline_ns(node_));
+	}
+	// Rings set up, `posted` buffers of each kind posted.
+	static void enable(unsigned q, unsigned posted = 32)
+	{
+		Rings r = rings(q);
+		qw(q, DMS_NIC_RXQ_RING_LOG2, kLog2);
+		qw(q, DMS_NIC_RXQ_HBUF_BASE_LO, uint32_t(r.hbuf));
+		qw(q, DMS_NIC_RXQ_PBUF_BASE_LO, uint32_t(r.pbuf));
+		qw(q, DMS_NIC_RXQ_CMPL_BASE_LO, uint32_t(r.rcmpl));
+		qw(q, DMS_NIC_RXQ_HBUF_SIZE, kHbuf);
+		qw(q, DMS_NIC_RXQ_PBUF_SIZE, kPbuf);
+		qw(q, DMS_NIC_RXQ_CTRL, DMS_NIC_Q_ENABLE);
+		post(q, 0, posted);
+		qw(q, DMS_NIC_TXQ_RING_LOG2, kLog2);
+		qw(q, DMS_NIC_TXQ_DESC_BASE_LO, uint32_t(r.tdesc));
+		qw(q, DMS_NIC_TXQ_CMPL_BASE_LO, uint32_t(r.tcmpl));
+		qw(q, DMS_NIC_TXQ_CTRL, DMS_NIC_Q_ENABLE);
+		qw(q, DMS_NIC_Q_IRQ_ARM, 1);
+	}
+	static void post(unsigned q, unsigned from, unsigned n)
+	{
+		Rings r = rings(q);
+		for (unsigned i = from; i < from + n; i++) {
+			unsigned s = i % 64;
+			dms_rx_buf hb{r.hdata + s * kHbuf, uint16_t(100 + s), {}};
+			dms_rx_buf pb{r.pdata + s * uint64_t(kPbuf), uint16_t(200 + s), {}};
+			std::memcpy(host_->at(r.hbuf + 16 * s), &hb, 16);
+			std::memcpy(host_->at(r.pbuf + 16 * s), &pb, 16);
+		}
+		qw(q, DMS_NIC_RXQ_HBUF_TAIL, (from + n) % 64);
+		qw(q, DMS_NIC_RXQ_PBUF_TAIL, (from + n) % 64);
+	}
+	// Next RX completion of queue q, if the device wrote one.
+	bool next(unsigned q, dms_rx_cmpl *c)
+	{
+		std::memcpy(c, host_->at(rings(q).rcmpl + 32 * ch_[q]), 32);
+		if (bool(c->flags & DMS_RX_F_GEN) != ph_[q])
+			return false;
+		if (++ch_[q] == 64) {
+			ch_[q] = 0;
+			ph_[q] = !ph_[q];
+		}
+		qw(q, DMS_NIC_RXQ_CMPL_HEAD, ch_[q]);
+		return true;
+	}
+	static void rx(const std::vector<uint8_t> &f)
+	{
+		ASSERT_EQ(dms_nic_receive(node_, f.data(), f.size()), 1);
+		run();
+	}
+	static std::string stats() { return dms_node_stats_json(node_); }
+
+	static dms_node *node_;
+	static Host *host_;
+	std::vector<bool> ph_;
+	std::vector<unsigned> ch_;
+};
+dms_node *Nic::node_;
+Host *Nic::host_;
+
+} // namespace
+
+TEST_F(Nic, HeaderSplitPlacesHeadersAndPayloadApart)
+{
+	wr(DMS_NIC_REG_RX_CTRL, DMS_NIC_RX_HDR_SPLIT | DMS_NIC_RX_CSUM);
+	frames::Spec s;
+	s.payload = 1000;
+	auto f = frames::build(s);
+	rx(f);
+	dms_rx_cmpl c;
+	ASSERT_TRUE(next(0, &c));
+	EXPECT_EQ(c.flags & (DMS_RX_F_SOP | DMS_RX_F_EOP | DMS_RX_F_HDR | DMS_RX_F_PAY |
+			     DMS_RX_F_SPLIT | DMS_RX_F_CSUM_OK),
+		  DMS_RX_F_SOP | DMS_RX_F_EOP | DMS_RX_F_HDR | DMS_RX_F_PAY | DMS_RX_F_SPLIT |
+			  DMS_RX_F_CSUM_OK);
+	EXPECT_EQ(c.hdr_len, 54);
+	EXPECT_EQ(c.pay_len, 1000u);
+	EXPECT_EQ(c.frame_len, f.size());
+	EXPECT_EQ(c.hbuf_id, 100);
+	EXPECT_EQ(c.pbuf_id, 200);
+	EXPECT_EQ(c.info, DMS_RX_L3_IPV4 | DMS_RX_L4_TCP);
+	Rings r = rings(0);
+	EXPECT_EQ(std::memcmp(host_->at(r.hdata), f.data(), 54), 0);
+	EXPECT_EQ(std::memcmp(host_->at(r.pdata), f.data() + 54, 1000), 0);
+	EXPECT_EQ(host_->irqs, std::vector<unsigned>{1});
+	EXPECT_FALSE(next(0, &c));
+}
+
+TEST_F(Nic, ThresholdSmallFramesAndSplitOff)
+{
+	wr(DMS_NIC_REG_RX_CTRL, DMS_NIC_RX_HDR_SPLIT);
+	wr(DMS_NIC_REG_HDS_THRESH, 200);
+	frames::Spec s;
+	s.payload = 100; // under the threshold: whole frame in the header buffer
+	rx(frames::build(s));
+	dms_rx_cmpl c;
+	ASSERT_TRUE(next(0, &c));
+	EXPECT_EQ(c.flags & (DMS_RX_F_HDR | DMS_RX_F_PAY | DMS_RX_F_SPLIT), DMS_RX_F_HDR);
+	EXPECT_EQ(c.hdr_len, 154);
+	// Split off: everything to payload buffers.
+	wr(DMS_NIC_REG_RX_CTRL, 0);
+	rx(frames::build(s));
+	ASSERT_TRUE(next(0, &c));
+	EXPECT_EQ(c.flags & (DMS_RX_F_HDR | DMS_RX_F_PAY | DMS_RX_F_SPLIT), DMS_RX_F_PAY);
+	EXPECT_EQ(c.pay_len, 154u);
+	EXPECT_EQ(c.pbuf_id, 200); // the first frame took no payload buffer
+}
+
+TEST_F(Nic, JumboFrameSpansPayloadBuffers)
+{
+	wr(DMS_NIC_REG_MTU, 9000);
+	wr(DMS_NIC_REG_RX_CTRL, DMS_NIC_RX_HDR_SPLIT);
+	frames::Spec s;
+	s.payload = 8948; // 9000-byte IP packet
+	auto f = frames::build(s);
+	rx(f);
+	dms_rx_cmpl c[3];
+	for (auto &x : c)
+		ASSERT_TRUE(next(0, &x));
+	EXPECT_TRUE(c[0].flags & DMS_RX_F_SOP);
+	EXPECT_FALSE(c[0].flags & DMS_RX_F_EOP);
+	EXPECT_TRUE(c[2].flags & DMS_RX_F_EOP);
+	EXPECT_EQ(c[0].pay_len + c[1].pay_len + c[2].pay_len, 8948u);
+	EXPECT_EQ(c[2].pay_len, 8948u - 2 * 4096);
+	Rings r = rings(0);
+	EXPECT_EQ(std::memcmp(host_->at(r.pdata + 2 * 4096), f.data() + 54 + 8192, 8948 - 8192), 0);
+	// Over the MTU: dropped and counted.
+	wr(DMS_NIC_REG_MTU, 1500);
+	rx(f);
+	EXPECT_FALSE(next(0, &c[0]));
+	EXPECT_EQ(rd(DMS_NIC_REG_STAT_RX_DROP), 1u);
+}
+
+TEST_F(Nic, SteeringBeatsRss)
+{
+	wr(DMS_NIC_REG_RX_CTRL, DMS_NIC_RX_RSS | DMS_NIC_RX_NTUPLE);
+	for (unsigned i = 0; i < 10; i++)
+		wr(DMS_NIC_REG_RSS_KEY(i), 0x6d5a56da + i);
+	for (unsigned i = 0; i < 128; i++)
+		wr(DMS_NIC_REG_RSS_INDIR(i), 1); // RSS: everything to queue 1
+	frames::Spec s;
+	rx(frames::build(s));
+	dms_rx_cmpl c;
+	ASSERT_TRUE(next(1, &c));
+	EXPECT_TRUE(c.flags & DMS_RX_F_RSS);
+	// Rule: TCP dport 80 -> queue 2.
+	wr(DMS_NIC_REG_NT_CTRL, DMS_NIC_NT_VALID | 6 << DMS_NIC_NT_PROTO_SHIFT | 2 << DMS_NIC_NT_QUEUE_SHIFT);
+	wr(DMS_NIC_REG_NT_PORTS, 80);
+	wr(DMS_NIC_REG_NT_PORT_MASK, 0xffff);
+	wr(DMS_NIC_REG_NT_COMMIT, 5);
+	rx(frames::build(s));
+	ASSERT_TRUE(next(2, &c));
+	EXPECT_FALSE(next(1, &c));
+	s.dport = 81; // other flows still follow RSS
+	rx(frames::build(s));
+	ASSERT_TRUE(next(1, &c));
+	EXPECT_NE(stats().find("\"queues\": [{\"rx_frames\": 0, \"rx_split\": 0, \"tx_frames\": 0}, "
+			       "{\"rx_frames\": 2, \"rx_split\": 0, \"tx_frames\": 0}, "
+			       "{\"rx_frames\": 1,"),
+		  std::string::npos)
+		<< stats();
+}
+
+TEST_F(Nic, NoBuffersStallsThenFlushes)
+{
+	qw(0, DMS_NIC_RXQ_CTRL, 0);
+	enable(0, 2); // two buffers
+	frames::Spec s;
+	auto f = frames::build(s);
+	for (int i = 0; i < 3; i++)
+		ASSERT_EQ(dms_nic_receive(node_, f.data(), f.size()), 1);
+	run();
+	dms_rx_cmpl c;
+	EXPECT_TRUE(next(0, &c));
+	EXPECT_TRUE(next(0, &c));
+	EXPECT_FALSE(next(0, &c)); // the third waits for a buffer
+	EXPECT_EQ(rd(DMS_NIC_REG_STAT_RX_NO_BUF), 1u);
+	// Fill the FIFO: the NIC refuses, then asks for more once it drains.
+	unsigned taken = 0;
+	while (dms_nic_receive(node_, f.data(), f.size()))
+		taken++;
+	EXPECT_EQ(taken, 64u);
+	post(0, 2, 40);
+	run();
+	EXPECT_EQ(host_->rx_ready, 1);
+	EXPECT_EQ(rd(DMS_NIC_REG_STAT_RX_DROP), 0u);
+}
+
+TEST_F(Nic, TxGatherWithChecksumInsertion)
+{
+	wr(DMS_NIC_REG_TX_CTRL, DMS_NIC_TX_CSUM);
+	frames::Spec s;
+	s.payload = 3000;
+	s.ipv6 = true;
+	wr(DMS_NIC_REG_MTU, 9000);
+	auto f = frames::build(s);
+	auto bad = f;
+	bad[14 + 40 + 16] ^= 0xff; // spoil the checksum: the NIC must fix it
+	Rings r = rings(0);
+	const size_t cuts[] = {0, 74, 1074, 2074, f.size()};
+	for (unsigned i = 0; i < 4; i++) {
+		uint64_t a = r.tdata + i * 0x2000;
+		std::memcpy(host_->at(a), bad.data() + cuts[i], cuts[i + 1] - cuts[i]);
+		dms_tx_desc d{a, uint32_t(cuts[i + 1] - cuts[i]),
+			      uint16_t((i == 0 ? DMS_TX_F_SOP | DMS_TX_F_CSUM : 0) |
+				       (i == 3 ? DMS_TX_F_EOP : 0)),
+			      uint16_t(i == 3 ? 77 : 0)};
+		std::memcpy(host_->at(r.tdesc + 16 * i), &d, 16);
+	}
+	qw(0, DMS_NIC_TXQ_TAIL, 4);
+	run();
+	ASSERT_EQ(host_->sent.size(), 1u) << stats();
+	EXPECT_EQ(host_->sent[0], f);
+	dms_tx_cmpl c;
+	std::memcpy(&c, host_->at(r.tcmpl), 8);
+	EXPECT_EQ(c.tag, 77);
+	EXPECT_EQ(c.flags, DMS_TX_C_GEN);
+	EXPECT_EQ(host_->irqs, std::vector<unsigned>{1});
+}
+
+TEST_F(Nic, MalformedDescriptorsAreCountedAndSurvived)
+{
+	Rings r = rings(0);
+	auto put = [&](unsigned i, dms_tx_desc d) { std::memcpy(host_->at(r.tdesc + 16 * i), &d, 16); };
+	put(0, {r.tdata, 0, DMS_TX_F_SOP | DMS_TX_F_EOP, 1});        // zero length
+	put(1, {0xdead0000000, 100, DMS_TX_F_SOP | DMS_TX_F_EOP, 2}); // outside RAM
+	put(2, {r.tdata, 100, DMS_TX_F_EOP, 3});                      // no SOP
+	for (unsigned i = 3; i < 3 + 19; i++)                         // too many frags
+		put(i, {r.tdata, 100, uint16_t(i == 3 ? DMS_TX_F_SOP : 0), uint16_t(i)});
+	qw(0, DMS_NIC_TXQ_TAIL, 22);
+	qw(0, DMS_NIC_TXQ_TAIL, 9999); // beyond the ring: ignored
+	run();
+	EXPECT_TRUE(host_->sent.empty());
+	EXPECT_EQ(rd(DMS_NIC_REG_STAT_TX_DESC_ERR), 3u);
+	EXPECT_EQ(rd(DMS_NIC_REG_STAT_TX_DMA_ERR), 1u);
+	EXPECT_EQ(rd(DMS_NIC_REG_STAT_RING_ERR), 1u);
+	dms_tx_cmpl c;
+	for (unsigned i = 0; i < 4; i++) {
+		std::memcpy(&c, host_->at(r.tcmpl + 8 * i), 8);
+		EXPECT_EQ(c.flags, DMS_TX_C_GEN | DMS_TX_C_ERR) << i;
+	}
+	// RX buffer outside RAM: the frame is lost, its buffers come back.
+	dms_rx_buf pb{0xdead0000000, 200, {}};
+	std::memcpy(host_->at(r.pbuf), &pb, 16);
+	rx(frames::build(frames::Spec{}));
+	dms_rx_cmpl rc;
+	ASSERT_TRUE(next(0, &rc));
+	EXPECT_TRUE(rc.flags & DMS_RX_F_ERR);
+	EXPECT_EQ(rc.pbuf_id, 200);
+	EXPECT_EQ(rd(DMS_NIC_REG_STAT_RX_DMA_ERR), 1u);
+	// Bad ring setup is refused.
+	qw(3, DMS_NIC_RXQ_CTRL, 0);
+	qw(3, DMS_NIC_RXQ_RING_LOG2, 30);
+	qw(3, DMS_NIC_RXQ_CTRL, DMS_NIC_Q_ENABLE);
+	EXPECT_EQ(rd(DMS_NIC_Q_BASE(3) + DMS_NIC_RXQ_CTRL), 0u);
+	// The device still works.
+	wr(DMS_NIC_REG_RX_CTRL, DMS_NIC_RX_HDR_SPLIT);
+	rx(frames::build(frames::Spec{}));
+	ASSERT_TRUE(next(0, &rc));
+	EXPECT_FALSE(rc.flags & DMS_RX_F_ERR);
+}
+
+TEST_F(Nic, InterruptOnlyWhenArmed)
+{
+	frames::Spec s;
+	rx(frames::build(s));
+	EXPECT_EQ(host_->irqs.size(), 1u); // armed by enable()
+	rx(frames::build(s));
+	EXPECT_EQ(host_->irqs.size(), 1u); // disarmed until NAPI re-arms
+	dms_rx_cmpl c;
+	ASSERT_TRUE(next(0, &c)); // consume one of two: still pending
+	qw(0, DMS_NIC_Q_IRQ_ARM, 1);
+	EXPECT_EQ(host_->irqs.size(), 2u);
+	ASSERT_TRUE(next(0, &c));
+	qw(0, DMS_NIC_Q_IRQ_ARM, 1); // caught up: no interrupt
+	EXPECT_EQ(host_->irqs.size(), 2u);
+}
+
+TEST_F(Nic, RandomRegisterWritesNeverBreakTheDevice)
+{
+	uint64_t x = 88172645463325252ull;
+	for (int i = 0; i < 50000; i++) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		uint32_t off = uint32_t(x % 0x2000) & ~3u;
+		if (off == DMS_NIC_REG_CTRL)
+			continue;
+		wr(off, uint32_t(x >> 32));
+		if (i % 1000 == 0) {
+			auto f = frames::build(frames::Spec{});
+			dms_nic_receive(node_, f.data(), f.size());
+			run();
+		}
+	}
+	run();
+	EXPECT_EQ(rd(DMS_NIC_REG_ID), DMS_NIC_ID_MAGIC);
+}
