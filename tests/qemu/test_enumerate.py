@@ -56,7 +56,7 @@ class Enumerate(unittest.TestCase):
         nic = self.pci.bar(NIC, 0)[0]
         gpu = self.pci.bar(GPU, 0)[0]
         self.assertEqual(self.qt.readl(nic + 0x0), 0x4E534D44)
-        self.assertEqual(self.qt.readl(nic + 0x4), 0x00010000)
+        self.assertEqual(self.qt.readl(nic + 0x4), 0x00010001)
         self.assertEqual(self.qt.readl(nic + 0x8), 4)
         self.assertEqual(self.qt.readl(nic + 0xC), 0x12005452)
         self.assertEqual(self.qt.readl(nic + 0x10), 0x5634)
