@@ -90,8 +90,8 @@ class Smoke(unittest.TestCase):
 
     def test_drivers_probe(self):
         dmesg = "\n".join(self.s["dmesg"])
-        self.assertRegex(dmesg, r"dmsnic \S+: devmemsim NIC v1\.0: 4 queue pairs, MAC 52:54:00:d5:00:00")
-        self.assertRegex(dmesg, r"dmsgpu \S+: devmemsim GPU v1\.0: 256 MiB device memory")
+        self.assertRegex(dmesg, r"dmsnic \S+: devmemsim NIC v1\.\d+, MAC 52:54:00:d5:00:00")
+        self.assertRegex(dmesg, r"dmsgpu \S+: devmemsim GPU v1\.\d+")
 
 
 class ExitStatus(unittest.TestCase):
