@@ -3,7 +3,8 @@
 A cluster lives in RUN/<name>/: per node NODE.ctl (agent socket), NODE.qmp,
 NODE.console (serial console), NODE.log (QEMU's stdout/stderr), NODE.pid
 and NODE.toml (the node configuration as the model reads it). Nodes are
-named node0..nodeN-1; node i's NIC data link:
+named node0..nodeN-1; node i's devmemsim-nic has MAC 52:54:00:d5:00:ii and,
+in the guest, address 10.10.0.(i+1)/24. The data link:
   2 nodes: -netdev stream over RUN/<name>/link.sock (node0 listens)
   3+     : a VDE switch on RUN/<name>/vde (vde_switch)
 The management NIC is -netdev user,restrict=on (no way out of the host);
@@ -73,7 +74,8 @@ def qemu_argv(art: Artifacts, d: Path, node: NodeSpec, nodes: int, accel: str, m
         "-nodefaults", "-no-user-config", "-nographic", "-no-reboot",
         "-L", "/usr/share/seabios", "-L", "/usr/share/qemu",
         "-kernel", str(art.bzimage),
-        "-append", f"console=ttyS0 root=/dev/vda rw init=/sbin/devmemsim-init panic=-1 devmemsim.node={n}",
+        "-append", f"console=ttyS0 root=/dev/vda rw init=/sbin/devmemsim-init panic=-1 "
+                   f"devmemsim.node={n} devmemsim.index={node.index}",
         "-serial", f"file:{d / (n + '.console')}",
         "-qmp", f"unix:{d / (n + '.qmp')},server=on,wait=off",
         "-drive", f"file={art.rootfs},if=none,id=root,format=raw,snapshot=on",
