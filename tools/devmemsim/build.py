@@ -9,6 +9,7 @@
   payload  modules + tools disk           build/guest/payload.img
 """
 
+import fcntl
 import hashlib
 import os
 import shutil
@@ -205,7 +206,32 @@ def build_payload(kos: list, ncdevmem: Path) -> Path:
     return img
 
 
+class build_lock:
+    """One build at a time per cache (and build tree): a second devmemsim
+    waits instead of building the same kernel or QEMU into the same place."""
+
+    def __enter__(self):
+        cache = cache_dir()
+        cache.mkdir(parents=True, exist_ok=True)
+        self.f = open(cache / ".build.lock", "w")
+        try:
+            fcntl.flock(self.f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            log(f"waiting for another devmemsim build using {cache}")
+            fcntl.flock(self.f, fcntl.LOCK_EX)
+        return self
+
+    def __exit__(self, *exc):
+        fcntl.flock(self.f, fcntl.LOCK_UN)
+        self.f.close()
+
+
 def build_all() -> Artifacts:
+    with build_lock():
+        return _build_all()
+
+
+def _build_all() -> Artifacts:
     model = build_model()
     qemu = build_qemu(model)
     src, kout, bz, release = build_kernel()

@@ -94,7 +94,8 @@ def check_node_options(a):
     else:
         a.config = str(ROOT / "configs" / "node" / "default.toml")
     # Configuration mistakes are reported before anything heavy is built.
-    B.build_model()
+    with B.build_lock():
+        B.build_model()
     node_config(a.config, a.set)
 
 
