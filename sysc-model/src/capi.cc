@@ -23,7 +23,8 @@ struct dms_node {
 	std::string stats;
 };
 
-namespace {
+namespace
+{
 
 void set_err(char *err, size_t errlen, const char *msg)
 {
@@ -51,16 +52,15 @@ dms_node *dms_node_new(const char *config_path, char *err, size_t errlen)
 	// The library is a guest in its host's process: no banner on stdout.
 	setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 0);
 	try {
-		devmemsim::NodeConfig cfg =
-			devmemsim::load_config(config_path ? config_path : "");
+		devmemsim::NodeConfig cfg = devmemsim::load_config(config_path ? config_path : "");
 		auto n = std::make_unique<dms_node>();
 		n->node = std::make_unique<devmemsim::Node>("node", cfg);
 		dms_node *raw = n.get();
 		n->node->fabric.set_host_dma([raw](unsigned port, uint64_t addr, void *buf,
-						  uint64_t len, bool is_write) {
-			const dms_node::Host &h = raw->host[port == devmemsim::pcie::kNic
-								    ? DMS_DEV_NIC
-								    : DMS_DEV_GPU];
+						   uint64_t len, bool is_write) {
+			const dms_node::Host &h =
+				raw->host[port == devmemsim::pcie::kNic ? DMS_DEV_NIC
+									: DMS_DEV_GPU];
 			return h.ops.dma && h.ops.dma(h.opaque, addr, buf, len, is_write) == 0;
 		});
 		return n.release();
@@ -92,22 +92,19 @@ uint64_t dms_node_deadline_ns(const dms_node *)
 	return devmemsim::sim::deadline_ns();
 }
 
-uint64_t dms_reg_read(dms_node *node, enum dms_dev dev, uint64_t off,
-		      unsigned size)
+uint64_t dms_reg_read(dms_node *node, enum dms_dev dev, uint64_t off, unsigned size)
 {
 	devmemsim::RegFile *r = regs(node, dev);
 	return r ? r->read(off, size) : UINT64_MAX;
 }
 
-void dms_reg_write(dms_node *node, enum dms_dev dev, uint64_t off,
-		   uint64_t val, unsigned size)
+void dms_reg_write(dms_node *node, enum dms_dev dev, uint64_t off, uint64_t val, unsigned size)
 {
 	if (devmemsim::RegFile *r = regs(node, dev))
 		r->write(off, val, size);
 }
 
-void dms_dev_attach(dms_node *node, enum dms_dev dev, const struct dms_dev_ops *ops,
-		    void *opaque)
+void dms_dev_attach(dms_node *node, enum dms_dev dev, const struct dms_dev_ops *ops, void *opaque)
 {
 	if (dev != DMS_DEV_NIC && dev != DMS_DEV_GPU)
 		return;
@@ -127,8 +124,7 @@ void dms_dev_attach(dms_node *node, enum dms_dev dev, const struct dms_dev_ops *
 	}
 }
 
-void dms_set_bar(dms_node *node, enum dms_dev dev, unsigned bar, uint64_t addr,
-		 uint64_t size)
+void dms_set_bar(dms_node *node, enum dms_dev dev, unsigned bar, uint64_t addr, uint64_t size)
 {
 	// Only device memory is a peer-to-peer target.
 	if (dev == DMS_DEV_GPU && bar == DMS_GPU_BAR_MEM)

@@ -8,11 +8,12 @@
 #define TOML_EXCEPTIONS 1
 #include <toml++/toml.h>
 
-namespace devmemsim {
-namespace {
+namespace devmemsim
+{
+namespace
+{
 
-using Setter = std::function<void(NodeConfig &, const toml::node &,
-				  const std::string &where)>;
+using Setter = std::function<void(NodeConfig &, const toml::node &, const std::string &where)>;
 
 struct Key {
 	const char *path;
@@ -20,29 +21,26 @@ struct Key {
 	Setter set;
 };
 
-[[noreturn]] void fail(const std::string &where, const std::string &key,
-		       const std::string &what)
+[[noreturn]] void fail(const std::string &where, const std::string &key, const std::string &what)
 {
 	throw ConfigError(where + ": " + key + ": " + what);
 }
 
-int64_t get_int(const toml::node &n, const std::string &where,
-		const std::string &key, int64_t lo, int64_t hi)
+int64_t get_int(const toml::node &n, const std::string &where, const std::string &key, int64_t lo,
+		int64_t hi)
 {
 	auto v = n.value_exact<int64_t>();
 	if (!v)
 		fail(where, key, "expected an integer");
 	if (*v < lo || *v > hi)
 		fail(where, key,
-		     std::to_string(*v) + " is out of range [" +
-			     std::to_string(lo) + ", " + std::to_string(hi) +
-			     "]");
+		     std::to_string(*v) + " is out of range [" + std::to_string(lo) + ", " +
+			     std::to_string(hi) + "]");
 	return *v;
 }
 
 // A byte count: an integer, or a string with a binary suffix ("256M").
-uint64_t get_size(const toml::node &n, const std::string &where,
-		  const std::string &key)
+uint64_t get_size(const toml::node &n, const std::string &where, const std::string &key)
 {
 	if (auto v = n.value_exact<int64_t>()) {
 		if (*v < 0)
@@ -74,8 +72,7 @@ uint64_t get_size(const toml::node &n, const std::string &where,
 	else if (suffix == "T" || suffix == "TiB")
 		shift = 40;
 	else
-		fail(where, key,
-		     "size \"" + *s + "\" has an unknown suffix (use K, M, G or T)");
+		fail(where, key, "size \"" + *s + "\" has an unknown suffix (use K, M, G or T)");
 	if (shift && num > (UINT64_MAX >> shift))
 		fail(where, key, "size \"" + *s + "\" is too large");
 	return num << shift;
@@ -92,32 +89,28 @@ const std::vector<Key> &schema()
 			 else if (v && *v == "timed")
 				 c.mode = Mode::Timed;
 			 else
-				 fail(w, "node.mode",
-				      "expected \"functional\" or \"timed\"");
+				 fail(w, "node.mode", "expected \"functional\" or \"timed\"");
 		 }},
 		{"node.index", "the node's index in its cluster (0..255)",
 		 [](NodeConfig &c, const toml::node &n, const std::string &w) {
-			 c.index = static_cast<unsigned>(
-				 get_int(n, w, "node.index", 0, 255));
+			 c.index = static_cast<unsigned>(get_int(n, w, "node.index", 0, 255));
 		 }},
 		{"nic.queues", "queue pairs (1..64)",
 		 [](NodeConfig &c, const toml::node &n, const std::string &w) {
-			 c.nic_queues = static_cast<unsigned>(
-				 get_int(n, w, "nic.queues", 1, 64));
+			 c.nic_queues = static_cast<unsigned>(get_int(n, w, "nic.queues", 1, 64));
 		 }},
 		{"nic.line_rate_gbps", "MAC line rate in Gbit/s (1..800; timed mode)",
 		 [](NodeConfig &c, const toml::node &n, const std::string &w) {
-			 c.nic_line_rate_gbps = static_cast<double>(
-				 get_int(n, w, "nic.line_rate_gbps", 1, 800));
+			 c.nic_line_rate_gbps =
+				 static_cast<double>(get_int(n, w, "nic.line_rate_gbps", 1, 800));
 		 }},
 		{"gpu.mem_size", "device memory (BAR2): a power of two, 1M..64G",
 		 [](NodeConfig &c, const toml::node &n, const std::string &w) {
 			 uint64_t v = get_size(n, w, "gpu.mem_size");
 			 if (v < (1ull << 20) || v > (64ull << 30) || (v & (v - 1)))
 				 fail(w, "gpu.mem_size",
-				      std::to_string(v) +
-					      " bytes is not a power of two "
-					      "between 1M and 64G");
+				      std::to_string(v) + " bytes is not a power of two "
+							  "between 1M and 64G");
 			 c.gpu_mem_size = v;
 		 }},
 		{"pcie.gen", "PCIe generation of every link (3..6)",
@@ -177,8 +170,8 @@ void apply(NodeConfig &cfg, const toml::table &t, const std::string &prefix,
 	   const std::string &where)
 {
 	for (auto &&[k, v] : t) {
-		std::string path = prefix.empty() ? std::string(k.str())
-						  : prefix + "." + std::string(k.str());
+		std::string path =
+			prefix.empty() ? std::string(k.str()) : prefix + "." + std::string(k.str());
 		if (auto sub = v.as_table()) {
 			apply(cfg, *sub, path, where);
 			continue;
@@ -197,8 +190,7 @@ const char *mode_name(Mode m)
 	return m == Mode::Timed ? "timed" : "functional";
 }
 
-NodeConfig load_config(const std::string &path,
-		       const std::vector<std::string> &overrides)
+NodeConfig load_config(const std::string &path, const std::vector<std::string> &overrides)
 {
 	NodeConfig cfg;
 	if (!path.empty()) {
@@ -209,8 +201,7 @@ NodeConfig load_config(const std::string &path,
 			std::ostringstream m;
 			if (e.source().begin.line)
 				m << path << ":" << e.source().begin.line << ":"
-				  << e.source().begin.column << ": "
-				  << e.description();
+				  << e.source().begin.column << ": " << e.description();
 			else
 				m << path << ": " << e.description();
 			throw ConfigError(m.str());

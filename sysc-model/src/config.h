@@ -9,12 +9,14 @@
 
 #include "pcie/link.h"
 
-namespace devmemsim {
+namespace devmemsim
+{
 
 // A configuration problem. what() is one line naming the file (or the
 // override), the key and the problem.
-class ConfigError : public std::runtime_error {
-  public:
+class ConfigError : public std::runtime_error
+{
+public:
 	using std::runtime_error::runtime_error;
 };
 
@@ -22,20 +24,19 @@ enum class Mode { Functional, Timed };
 
 struct NodeConfig {
 	Mode mode = Mode::Functional;
-	unsigned index = 0;                    // node.index
-	unsigned nic_queues = 4;               // nic.queues
-	double nic_line_rate_gbps = 100;       // nic.line_rate_gbps (timed mode)
-	uint64_t gpu_mem_size = 256ull << 20;  // gpu.mem_size
-	pcie::LinkParams link;                 // pcie.gen, .width, .mps, .mrrs, .rcb
-	bool acs_redirect = false;             // pcie.acs_redirect
-	unsigned hop_latency_ns = 150;         // pcie.hop_latency_ns (timed mode)
+	unsigned index = 0;		      // node.index
+	unsigned nic_queues = 4;	      // nic.queues
+	double nic_line_rate_gbps = 100;      // nic.line_rate_gbps (timed mode)
+	uint64_t gpu_mem_size = 256ull << 20; // gpu.mem_size
+	pcie::LinkParams link;		      // pcie.gen, .width, .mps, .mrrs, .rcb
+	bool acs_redirect = false;	      // pcie.acs_redirect
+	unsigned hop_latency_ns = 150;	      // pcie.hop_latency_ns (timed mode)
 };
 
 // Read path (empty: defaults only), then apply overrides, each "key=value"
 // with a dotted key and a TOML value (bare words are taken as strings).
 // Unknown keys, wrong types and out-of-range values throw ConfigError.
-NodeConfig load_config(const std::string &path,
-		       const std::vector<std::string> &overrides = {});
+NodeConfig load_config(const std::string &path, const std::vector<std::string> &overrides = {});
 
 // The configuration as TOML that load_config reads back unchanged.
 std::string to_toml(const NodeConfig &cfg);

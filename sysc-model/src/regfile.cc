@@ -3,7 +3,8 @@
 
 #include "devmemsim/regs_common.h"
 
-namespace devmemsim {
+namespace devmemsim
+{
 
 uint64_t RegFile::read(uint64_t off, unsigned size)
 {

@@ -4,19 +4,21 @@
 
 #include <cstdint>
 
-namespace devmemsim {
+namespace devmemsim
+{
 
 // A device's 32-bit register file. Accesses follow the datasheet: aligned
 // 32-bit accesses reach one register, aligned 64-bit accesses two (low
 // register first); anything else reads all-ones and writes are dropped.
-class RegFile {
-  public:
+class RegFile
+{
+public:
 	virtual ~RegFile() = default;
 
 	uint64_t read(uint64_t off, unsigned size);
 	void write(uint64_t off, uint64_t val, unsigned size);
 
-  protected:
+protected:
 	// Read a 32-bit register; unknown offsets return DMS_REG_UNDEFINED.
 	virtual uint32_t read32(uint32_t off) = 0;
 	// Write a 32-bit register; unknown or read-only offsets ignore it.

@@ -9,19 +9,20 @@
 #include "nic/csum.h"
 #include "nic/parser.h"
 
-namespace frames {
+namespace frames
+{
 
 struct Spec {
 	unsigned vlans = 0;
 	bool ipv6 = false;
 	unsigned ip_options = 0;  // IPv4 option bytes (multiple of 4)
-	uint8_t proto = 6;        // 6 TCP, 17 UDP, other: raw
+	uint8_t proto = 6;	  // 6 TCP, 17 UDP, other: raw
 	unsigned tcp_options = 0; // multiple of 4
 	size_t payload = 100;
 	uint8_t src[16] = {10, 0, 0, 1};
 	uint8_t dst[16] = {10, 0, 0, 2};
 	uint16_t sport = 1234, dport = 80;
-	uint16_t frag = 0; // IPv4 flags/fragment offset field
+	uint16_t frag = 0;     // IPv4 flags/fragment offset field
 	uint8_t ipv6_next = 0; // 0: proto; else an extension header number
 };
 
@@ -71,7 +72,8 @@ inline std::vector<uint8_t> build(const Spec &s)
 		std::copy(s.dst, s.dst + 4, f.begin() + l3 + 16);
 		for (size_t i = 20; i < ihl; i++)
 			f[l3 + i] = 1; // NOP options
-		uint16_t c = static_cast<uint16_t>(~devmemsim::inet_fold(devmemsim::inet_sum(&f[l3], ihl)));
+		uint16_t c = static_cast<uint16_t>(
+			~devmemsim::inet_fold(devmemsim::inet_sum(&f[l3], ihl)));
 		put16(f, l3 + 10, c);
 	}
 	size_t l4 = f.size();

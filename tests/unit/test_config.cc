@@ -12,10 +12,12 @@ using devmemsim::ConfigError;
 using devmemsim::load_config;
 using devmemsim::Mode;
 
-namespace {
+namespace
+{
 
-class TempToml {
-  public:
+class TempToml
+{
+public:
 	explicit TempToml(const std::string &text)
 	{
 		char tmpl[] = "/tmp/dms-config-XXXXXX";
@@ -28,12 +30,11 @@ class TempToml {
 	~TempToml() { std::remove(path_.c_str()); }
 	const std::string &path() const { return path_; }
 
-  private:
+private:
 	std::string path_;
 };
 
-std::string error_of(const std::string &path,
-		     const std::vector<std::string> &sets = {})
+std::string error_of(const std::string &path, const std::vector<std::string> &sets = {})
 {
 	try {
 		load_config(path, sets);
@@ -90,25 +91,18 @@ TEST(Config, OverridesWinOverFile)
 
 TEST(Config, BadValuesSayWhatAndWhere)
 {
-	EXPECT_NE(error_of("", {"gpu.mem_size=3M"}).find("not a power of two"),
+	EXPECT_NE(error_of("", {"gpu.mem_size=3M"}).find("not a power of two"), std::string::npos);
+	EXPECT_NE(error_of("", {"gpu.mem_size=512K"}).find("gpu.mem_size"), std::string::npos);
+	EXPECT_NE(error_of("", {"gpu.mem_size=1X"}).find("unknown suffix"), std::string::npos);
+	EXPECT_NE(error_of("", {"gpu.mem_size=99999999999999999999G"}).find("too large"),
 		  std::string::npos);
-	EXPECT_NE(error_of("", {"gpu.mem_size=512K"}).find("gpu.mem_size"),
-		  std::string::npos);
-	EXPECT_NE(error_of("", {"gpu.mem_size=1X"}).find("unknown suffix"),
-		  std::string::npos);
-	EXPECT_NE(error_of("", {"gpu.mem_size=99999999999999999999G"})
-			  .find("too large"),
-		  std::string::npos);
-	EXPECT_NE(error_of("", {"nic.queues=0"}).find("out of range [1, 64]"),
-		  std::string::npos);
-	EXPECT_NE(error_of("", {"nic.queues=two"}).find("expected an integer"),
-		  std::string::npos);
+	EXPECT_NE(error_of("", {"nic.queues=0"}).find("out of range [1, 64]"), std::string::npos);
+	EXPECT_NE(error_of("", {"nic.queues=two"}).find("expected an integer"), std::string::npos);
 	EXPECT_NE(error_of("", {"node.mode=fast"}).find("\"functional\" or \"timed\""),
 		  std::string::npos);
 	EXPECT_NE(error_of("", {"nic.queue=2"}).find("--set nic.queue=2: nic.queue: unknown key"),
 		  std::string::npos);
-	EXPECT_NE(error_of("", {"noequals"}).find("expected KEY=VALUE"),
-		  std::string::npos);
+	EXPECT_NE(error_of("", {"noequals"}).find("expected KEY=VALUE"), std::string::npos);
 }
 
 TEST(Config, MalformedFileGivesLineAndColumn)
@@ -126,8 +120,8 @@ TEST(Config, MissingFileIsNamed)
 
 TEST(Config, ToTomlRoundTrips)
 {
-	auto c = load_config("", {"node.mode=timed", "nic.queues=16",
-				  "gpu.mem_size=2G", "node.index=3"});
+	auto c = load_config(
+		"", {"node.mode=timed", "nic.queues=16", "gpu.mem_size=2G", "node.index=3"});
 	TempToml f(devmemsim::to_toml(c));
 	auto d = load_config(f.path());
 	EXPECT_EQ(d.mode, c.mode);

@@ -31,9 +31,9 @@ TEST(LinkMath, EffectivePayloadBandwidth)
 		double expect;
 	} cases[] = {
 		// Gen3 x4: raw 8e9*4*128/130/8 = 3.938461538e9 B/s
-		{3, 4, 128, 3.938461538e9 * 128 / 152},  // 3.316599e9
-		{3, 4, 256, 3.938461538e9 * 256 / 280},  // 3.600879e9
-		{3, 4, 512, 3.938461538e9 * 512 / 536},  // 3.762113e9
+		{3, 4, 128, 3.938461538e9 * 128 / 152}, // 3.316599e9
+		{3, 4, 256, 3.938461538e9 * 256 / 280}, // 3.600879e9
+		{3, 4, 512, 3.938461538e9 * 512 / 536}, // 3.762113e9
 		// Gen4 x16: raw 16e9*16*128/130/8 = 31.50769231e9 B/s
 		{4, 16, 128, 31.50769231e9 * 128 / 152}, // 26.53279e9
 		{4, 16, 256, 31.50769231e9 * 256 / 280}, // 28.80703e9
@@ -110,7 +110,8 @@ TEST(LinkMath, InvalidParametersAreNamed)
 
 // ------------------------------------------------------------------ routing
 
-namespace {
+namespace
+{
 
 constexpr uint64_t kGpuBar = 0x800000000ull; // BAR2 at 32 GiB
 constexpr uint64_t kGpuBarSize = 256ull << 20;
@@ -130,8 +131,8 @@ struct Harness : sc_core::sc_module {
 	bool host_ok = true;
 
 	Harness(sc_core::sc_module_name n, const NodeConfig &cfg)
-		: sc_module(n), fabric("fabric", cfg), nic("nic"), gpu("gpu"),
-		  nic_mem("nic_mem"), gpu_mem("gpu_mem")
+	    : sc_module(n), fabric("fabric", cfg), nic("nic"), gpu("gpu"), nic_mem("nic_mem"),
+	      gpu_mem("gpu_mem")
 	{
 		nic.bind(fabric.dma);
 		gpu.bind(fabric.dma);
@@ -140,11 +141,11 @@ struct Harness : sc_core::sc_module {
 		nic_mem.register_b_transport(this, &Harness::reject);
 		gpu_mem.register_b_transport(this, &Harness::memory);
 		fabric.set_window(kGpu, kGpuBar, kGpuBarSize);
-		fabric.set_host_dma([this](unsigned port, uint64_t addr, void *, uint64_t len,
-					   bool w) {
-			host_calls.push_back({port, addr, len, w});
-			return host_ok;
-		});
+		fabric.set_host_dma(
+			[this](unsigned port, uint64_t addr, void *, uint64_t len, bool w) {
+				host_calls.push_back({port, addr, len, w});
+				return host_ok;
+			});
 	}
 	void reject(tlm::tlm_generic_payload &gp, sc_core::sc_time &)
 	{
@@ -215,8 +216,9 @@ void expect_switch_conserves(const FabricCounters &c)
 	EXPECT_EQ(in, out);
 }
 
-class Routing : public ::testing::Test {
-  protected:
+class Routing : public ::testing::Test
+{
+protected:
 	static void SetUpTestSuite()
 	{
 		plain();

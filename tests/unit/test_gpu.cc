@@ -12,7 +12,8 @@
 #include "devmemsim/pci_ids.h"
 #include "gpu/crc32c.h"
 
-namespace {
+namespace
+{
 
 constexpr uint64_t kHostBase = 0x100000;
 
@@ -39,8 +40,9 @@ void host_irq(void *opaque, unsigned v)
 	static_cast<FakeHost *>(opaque)->irqs.push_back(v);
 }
 
-class Gpu : public ::testing::Test {
-  protected:
+class Gpu : public ::testing::Test
+{
+protected:
 	static void SetUpTestSuite()
 	{
 		char err[256] = "";
@@ -60,7 +62,10 @@ class Gpu : public ::testing::Test {
 		wr(DMS_GPU_REG_IRQ_MASK, 0x7);
 		dms_node_reset_stats(node_);
 	}
-	static uint32_t rd(uint32_t off) { return uint32_t(dms_reg_read(node_, DMS_DEV_GPU, off, 4)); }
+	static uint32_t rd(uint32_t off)
+	{
+		return uint32_t(dms_reg_read(node_, DMS_DEV_GPU, off, 4));
+	}
 	static void wr(uint32_t off, uint32_t v) { dms_reg_write(node_, DMS_DEV_GPU, off, v, 4); }
 	static void wr64(uint32_t off, uint64_t v) { dms_reg_write(node_, DMS_DEV_GPU, off, v, 8); }
 	// Run the model until it is idle (functional mode: no time passes).

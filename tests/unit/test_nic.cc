@@ -13,7 +13,8 @@
 #include "devmemsim/nic_regs.h"
 #include "frames.h"
 
-namespace {
+namespace
+{
 
 constexpr uint64_t kRam = 0x100000; // fake host RAM: [1 MiB, 1 MiB + 16 MiB)
 constexpr uint64_t kRamSize = 16 << 20;
@@ -57,14 +58,15 @@ struct Rings {
 Rings rings(unsigned q)
 {
 	uint64_t b = kRam + q * 0x300000ull;
-	return {b, b + 0x1000, b + 0x2000, b + 0x10000, b + 0x40000, b + 0x3000, b + 0x4000,
-		b + 0x200000};
+	return {b,	     b + 0x1000, b + 0x2000, b + 0x10000,
+		b + 0x40000, b + 0x3000, b + 0x4000, b + 0x200000};
 }
 constexpr unsigned kLog2 = 6; // 64 entries
 constexpr unsigned kHbuf = 256, kPbuf = 4096;
 
-class Nic : public ::testing::Test {
-  protected:
+class Nic : public ::testing::Test
+{
+protected:
 	static void SetUpTestSuite()
 	{
 		char err[256] = "";
@@ -89,7 +91,10 @@ class Nic : public ::testing::Test {
 		ph_.assign(4, true);
 		ch_.assign(4, 0);
 	}
-	static uint32_t rd(uint32_t off) { return uint32_t(dms_reg_read(node_, DMS_DEV_NIC, off, 4)); }
+	static uint32_t rd(uint32_t off)
+	{
+		return uint32_t(dms_reg_read(node_, DMS_DEV_NIC, off, 4));
+	}
 	static void wr(uint32_t off, uint32_t v) { dms_reg_write(node_, DMS_DEV_NIC, off, v, 4); }
 	static void qw(unsigned q, uint32_t off, uint32_t v) { wr(DMS_NIC_Q_BASE(q) + off, v); }
 	static void run()
@@ -242,7 +247,8 @@ TEST_F(Nic, SteeringBeatsRss)
 	ASSERT_TRUE(next(1, &c));
 	EXPECT_TRUE(c.flags & DMS_RX_F_RSS);
 	// Rule: TCP dport 80 -> queue 2.
-	wr(DMS_NIC_REG_NT_CTRL, DMS_NIC_NT_VALID | 6 << DMS_NIC_NT_PROTO_SHIFT | 2 << DMS_NIC_NT_QUEUE_SHIFT);
+	wr(DMS_NIC_REG_NT_CTRL,
+	   DMS_NIC_NT_VALID | 6 << DMS_NIC_NT_PROTO_SHIFT | 2 << DMS_NIC_NT_QUEUE_SHIFT);
 	wr(DMS_NIC_REG_NT_PORTS, 80);
 	wr(DMS_NIC_REG_NT_PORT_MASK, 0xffff);
 	wr(DMS_NIC_REG_NT_COMMIT, 5);
@@ -252,10 +258,11 @@ TEST_F(Nic, SteeringBeatsRss)
 	s.dport = 81; // other flows still follow RSS
 	rx(frames::build(s));
 	ASSERT_TRUE(next(1, &c));
-	EXPECT_NE(stats().find("\"queues\": [{\"rx_frames\": 0, \"rx_split\": 0, \"tx_frames\": 0}, "
-			       "{\"rx_frames\": 2, \"rx_split\": 0, \"tx_frames\": 0}, "
-			       "{\"rx_frames\": 1,"),
-		  std::string::npos)
+	EXPECT_NE(
+		stats().find("\"queues\": [{\"rx_frames\": 0, \"rx_split\": 0, \"tx_frames\": 0}, "
+			     "{\"rx_frames\": 2, \"rx_split\": 0, \"tx_frames\": 0}, "
+			     "{\"rx_frames\": 1,"),
+		std::string::npos)
 		<< stats();
 }
 
@@ -319,11 +326,13 @@ TEST_F(Nic, TxGatherWithChecksumInsertion)
 TEST_F(Nic, MalformedDescriptorsAreCountedAndSurvived)
 {
 	Rings r = rings(0);
-	auto put = [&](unsigned i, dms_tx_desc d) { std::memcpy(host_->at(r.tdesc + 16 * i), &d, 16); };
-	put(0, {r.tdata, 0, DMS_TX_F_SOP | DMS_TX_F_EOP, 1});        // zero length
+	auto put = [&](unsigned i, dms_tx_desc d) {
+		std::memcpy(host_->at(r.tdesc + 16 * i), &d, 16);
+	};
+	put(0, {r.tdata, 0, DMS_TX_F_SOP | DMS_TX_F_EOP, 1});	      // zero length
 	put(1, {0xdead0000000, 100, DMS_TX_F_SOP | DMS_TX_F_EOP, 2}); // outside RAM
-	put(2, {r.tdata, 100, DMS_TX_F_EOP, 3});                      // no SOP
-	for (unsigned i = 3; i < 3 + 19; i++)                         // too many frags
+	put(2, {r.tdata, 100, DMS_TX_F_EOP, 3});		      // no SOP
+	for (unsigned i = 3; i < 3 + 19; i++)			      // too many frags
 		put(i, {r.tdata, 100, uint16_t(i == 3 ? DMS_TX_F_SOP : 0), uint16_t(i)});
 	qw(0, DMS_NIC_TXQ_TAIL, 22);
 	qw(0, DMS_NIC_TXQ_TAIL, 9999); // beyond the ring: ignored

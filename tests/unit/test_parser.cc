@@ -32,13 +32,49 @@ TEST(Parser, SplitOffsets)
 		Spec s;
 		size_t split;
 	} cases[] = {
-		{[] { Spec s; s.vlans = 1; return s; }(), 58},                  // 802.1Q
-		{[] { Spec s; s.vlans = 2; return s; }(), 62},                  // QinQ
-		{[] { Spec s; s.ip_options = 12; return s; }(), 66},           // IPv4 options
-		{[] { Spec s; s.tcp_options = 12; return s; }(), 66},          // TCP options (timestamps)
-		{[] { Spec s; s.ipv6 = true; return s; }(), 74},               // 14 + 40 + 20
-		{[] { Spec s; s.proto = 17; return s; }(), 42},                 // UDP
-		{[] { Spec s; s.ipv6 = true; s.proto = 17; return s; }(), 62}, // UDP over IPv6
+		{[] {
+			 Spec s;
+			 s.vlans = 1;
+			 return s;
+		 }(),
+		 58}, // 802.1Q
+		{[] {
+			 Spec s;
+			 s.vlans = 2;
+			 return s;
+		 }(),
+		 62}, // QinQ
+		{[] {
+			 Spec s;
+			 s.ip_options = 12;
+			 return s;
+		 }(),
+		 66}, // IPv4 options
+		{[] {
+			 Spec s;
+			 s.tcp_options = 12;
+			 return s;
+		 }(),
+		 66}, // TCP options (timestamps)
+		{[] {
+			 Spec s;
+			 s.ipv6 = true;
+			 return s;
+		 }(),
+		 74}, // 14 + 40 + 20
+		{[] {
+			 Spec s;
+			 s.proto = 17;
+			 return s;
+		 }(),
+		 42}, // UDP
+		{[] {
+			 Spec s;
+			 s.ipv6 = true;
+			 s.proto = 17;
+			 return s;
+		 }(),
+		 62}, // UDP over IPv6
 	};
 	for (const Case &c : cases) {
 		auto f = build(c.s);
@@ -108,14 +144,15 @@ TEST(Checksum, DetectsCorruptionAndFills)
 
 // Microsoft, "Verifying the RSS Hash Calculation" (RSS specification):
 // key 6d5a56da..., hashes of IPv4 and IPv4+TCP inputs.
-namespace {
+namespace
+{
 const uint8_t kMsKey[40] = {0x6d, 0x5a, 0x56, 0xda, 0x25, 0x5b, 0x0e, 0xc2, 0x41, 0x67,
 			    0x25, 0x3d, 0x43, 0xa3, 0x8f, 0xb0, 0xd0, 0xca, 0x2b, 0xcb,
 			    0xae, 0x7b, 0x30, 0xb4, 0x77, 0xcb, 0x2d, 0xa3, 0x80, 0x30,
 			    0xf2, 0x0c, 0x6a, 0x42, 0xb7, 0x3b, 0xbe, 0xac, 0x01, 0xfa};
 
-Parsed flow(std::initializer_list<uint8_t> src, std::initializer_list<uint8_t> dst,
-	    uint16_t sport, uint16_t dport, bool l4)
+Parsed flow(std::initializer_list<uint8_t> src, std::initializer_list<uint8_t> dst, uint16_t sport,
+	    uint16_t dport, bool l4)
 {
 	Parsed p;
 	p.l3 = src.size() == 4 ? L3::Ipv4 : L3::Ipv6;
@@ -135,11 +172,16 @@ TEST(Rss, MicrosoftIpv4Vectors)
 		Parsed p;
 		uint32_t ip, tcp;
 	} vs[] = {
-		{flow({66, 9, 149, 187}, {161, 142, 100, 80}, 2794, 1766, true), 0x323e8fc2, 0x51ccc178},
-		{flow({199, 92, 111, 2}, {65, 69, 140, 83}, 14230, 4739, true), 0xd718262a, 0xc626b0ea},
-		{flow({24, 19, 198, 95}, {12, 22, 207, 184}, 12898, 38024, true), 0xd2d0a5de, 0x5c2b394a},
-		{flow({38, 27, 205, 30}, {209, 142, 163, 6}, 48228, 2217, true), 0x82989176, 0xafc7327f},
-		{flow({153, 39, 163, 191}, {202, 188, 127, 2}, 44251, 1303, true), 0x5d1809c5, 0x10e828a2},
+		{flow({66, 9, 149, 187}, {161, 142, 100, 80}, 2794, 1766, true), 0x323e8fc2,
+		 0x51ccc178},
+		{flow({199, 92, 111, 2}, {65, 69, 140, 83}, 14230, 4739, true), 0xd718262a,
+		 0xc626b0ea},
+		{flow({24, 19, 198, 95}, {12, 22, 207, 184}, 12898, 38024, true), 0xd2d0a5de,
+		 0x5c2b394a},
+		{flow({38, 27, 205, 30}, {209, 142, 163, 6}, 48228, 2217, true), 0x82989176,
+		 0xafc7327f},
+		{flow({153, 39, 163, 191}, {202, 188, 127, 2}, 44251, 1303, true), 0x5d1809c5,
+		 0x10e828a2},
 	};
 	for (auto &v : vs) {
 		uint32_t h = 0;
@@ -157,8 +199,8 @@ TEST(Rss, MicrosoftIpv6Vector)
 	// Source 3ffe:2501:200:1fff::7 port 2794, destination 3ffe:2501:200:3::1
 	// port 1766.
 	Parsed p = flow({0x3f, 0xfe, 0x25, 0x01, 0x02, 0x00, 0x1f, 0xff, 0, 0, 0, 0, 0, 0, 0, 7},
-			{0x3f, 0xfe, 0x25, 0x01, 0x02, 0x00, 0x00, 0x03, 0, 0, 0, 0, 0, 0, 0, 1}, 2794,
-			1766, true);
+			{0x3f, 0xfe, 0x25, 0x01, 0x02, 0x00, 0x00, 0x03, 0, 0, 0, 0, 0, 0, 0, 1},
+			2794, 1766, true);
 	uint32_t h = 0;
 	ASSERT_TRUE(rss_hash(p, kMsKey, 40, &h));
 	EXPECT_EQ(h, 0x40207d3du);

@@ -8,11 +8,13 @@
 #include "devmemsim/gpu_regs.h"
 #include "devmemsim/nic_regs.h"
 
-namespace {
+namespace
+{
 
 // One node per process: the SystemC kernel cannot be elaborated twice.
-class Node : public ::testing::Test {
-  protected:
+class Node : public ::testing::Test
+{
+protected:
 	static void SetUpTestSuite()
 	{
 		char err[256] = "";
@@ -33,8 +35,7 @@ TEST_F(Node, IdentityRegisters)
 	EXPECT_EQ(dms_reg_read(node_, DMS_DEV_NIC, DMS_NIC_REG_VERSION, 4), DMS_NIC_VERSION);
 	EXPECT_EQ(dms_reg_read(node_, DMS_DEV_NIC, DMS_NIC_REG_NUM_QUEUES, 4), 4u);
 	EXPECT_EQ(dms_reg_read(node_, DMS_DEV_GPU, DMS_GPU_REG_ID, 4), DMS_GPU_ID_MAGIC);
-	EXPECT_EQ(dms_reg_read(node_, DMS_DEV_GPU, DMS_GPU_REG_MEM_SIZE_LO, 8),
-		  256ull << 20);
+	EXPECT_EQ(dms_reg_read(node_, DMS_DEV_GPU, DMS_GPU_REG_MEM_SIZE_LO, 8), 256ull << 20);
 	EXPECT_EQ(dms_gpu_mem_size(node_), 256ull << 20);
 	EXPECT_EQ(dms_nic_num_vectors(node_), 5u);
 	EXPECT_STREQ(dms_node_mode(node_), "functional");
@@ -66,8 +67,7 @@ TEST_F(Node, RandomWritesLeaveIdentityIntact)
 		dms_reg_write(node_, dev, rng() % 0x10010, rng(), size);
 	}
 	EXPECT_EQ(dms_reg_read(node_, DMS_DEV_NIC, DMS_NIC_REG_ID, 4), DMS_NIC_ID_MAGIC);
-	EXPECT_EQ(dms_reg_read(node_, DMS_DEV_GPU, DMS_GPU_REG_MEM_SIZE_LO, 4),
-		  256u << 20);
+	EXPECT_EQ(dms_reg_read(node_, DMS_DEV_GPU, DMS_GPU_REG_MEM_SIZE_LO, 4), 256u << 20);
 }
 
 TEST_F(Node, SteppingIsMonotonicAndIdleModelHasNoDeadline)

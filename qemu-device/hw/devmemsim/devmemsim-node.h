@@ -17,10 +17,10 @@ OBJECT_DECLARE_SIMPLE_TYPE(DevmemsimNode, DEVMEMSIM_NODE)
 struct DevmemsimNode {
     Object parent_obj;
 
-    char *config;        /* path of the node's TOML configuration */
-    char *stats_json;    /* where to write the counters when QEMU exits */
+    char *config;     /* path of the node's TOML configuration */
+    char *stats_json; /* where to write the counters when QEMU exits */
     Notifier exit_notifier;
-    dms_node *model;     /* created when the object is completed */
+    dms_node *model;      /* created when the object is completed */
     QEMUTimer step_timer; /* QEMU_CLOCK_VIRTUAL; steps the SystemC kernel */
     bool stepping;        /* inside dms_node_step() */
     bool has_nic;
@@ -28,8 +28,7 @@ struct DevmemsimNode {
 };
 
 /* Claim the node's NIC or GPU for a device being realized. */
-bool devmemsim_node_claim(DevmemsimNode *node, enum dms_dev dev,
-                          Error **errp);
+bool devmemsim_node_claim(DevmemsimNode *node, enum dms_dev dev, Error **errp);
 /* Re-arm the step timer after the model was poked from a register access. */
 void devmemsim_node_kick(DevmemsimNode *node);
 

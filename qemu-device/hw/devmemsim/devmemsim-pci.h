@@ -11,10 +11,10 @@
 #include "devmemsim-node.h"
 
 typedef struct DevmemsimFunction {
-    DevmemsimNode *node;  /* "node" link property */
+    DevmemsimNode *node; /* "node" link property */
     PCIDevice *pdev;
     enum dms_dev dev;
-    MemoryRegion regs;    /* register BAR, forwarded to the model */
+    MemoryRegion regs; /* register BAR, forwarded to the model */
     struct dms_dev_ops ops;
 } DevmemsimFunction;
 

@@ -24,7 +24,7 @@ struct DevmemsimGpu {
     PCIDevice parent_obj;
 
     DevmemsimFunction fn;
-    MemoryRegion mem;     /* BAR2 device memory */
+    MemoryRegion mem; /* BAR2 device memory */
 };
 
 static void devmemsim_gpu_realize(PCIDevice *pdev, Error **errp)
@@ -35,8 +35,8 @@ static void devmemsim_gpu_realize(PCIDevice *pdev, Error **errp)
     if (!devmemsim_function_realize(
             pdev, &s->fn, DMS_DEV_GPU, DMS_GPU_BAR_REGS, DMS_GPU_REGS_SIZE,
             DMS_GPU_BAR_MSIX,
-            s->fn.node ? dms_gpu_num_vectors(s->fn.node->model) : 1,
-            NULL, NULL, errp)) {
+            s->fn.node ? dms_gpu_num_vectors(s->fn.node->model) : 1, NULL, NULL,
+            errp)) {
         return;
     }
     /*
@@ -44,21 +44,21 @@ static void devmemsim_gpu_realize(PCIDevice *pdev, Error **errp)
      * touched, so a large device memory costs what the guest uses.
      */
     size = dms_gpu_mem_size(s->fn.node->model);
-    if (!memory_region_init_ram_flags_nomigrate(&s->mem, OBJECT(s),
-                                                "devmemsim-gpu-mem", size,
-                                                RAM_SHARED, errp)) {
+    if (!memory_region_init_ram_flags_nomigrate(
+            &s->mem, OBJECT(s), "devmemsim-gpu-mem", size, RAM_SHARED, errp)) {
         devmemsim_function_exit(pdev);
         return;
     }
     dms_gpu_set_memory(s->fn.node->model, memory_region_get_ram_ptr(&s->mem));
     pci_register_bar(pdev, DMS_GPU_BAR_MEM,
                      PCI_BASE_ADDRESS_SPACE_MEMORY |
-                     PCI_BASE_ADDRESS_MEM_PREFETCH |
-                     PCI_BASE_ADDRESS_MEM_TYPE_64, &s->mem);
+                         PCI_BASE_ADDRESS_MEM_PREFETCH |
+                         PCI_BASE_ADDRESS_MEM_TYPE_64,
+                     &s->mem);
 }
 
 static void devmemsim_gpu_write_config(PCIDevice *pdev, uint32_t addr,
-                                          uint32_t val, int len)
+                                       uint32_t val, int len)
 {
     devmemsim_function_config_write(&DEVMEMSIM_GPU(pdev)->fn, addr, val, len);
 }
@@ -109,10 +109,7 @@ static const TypeInfo devmemsim_gpu_info = {
     .parent = TYPE_PCI_DEVICE,
     .instance_size = sizeof(DevmemsimGpu),
     .class_init = devmemsim_gpu_class_init,
-    .interfaces = (InterfaceInfo[]) {
-        { INTERFACE_PCIE_DEVICE },
-        { }
-    },
+    .interfaces = (InterfaceInfo[]){{INTERFACE_PCIE_DEVICE}, {}},
 };
 
 static void devmemsim_gpu_register_types(void)

@@ -90,7 +90,7 @@ static void devmemsim_nic_realize(PCIDevice *pdev, Error **errp)
 }
 
 static void devmemsim_nic_write_config(PCIDevice *pdev, uint32_t addr,
-                                          uint32_t val, int len)
+                                       uint32_t val, int len)
 {
     devmemsim_function_config_write(&DEVMEMSIM_NIC(pdev)->fn, addr, val, len);
 }
@@ -148,10 +148,7 @@ static const TypeInfo devmemsim_nic_info = {
     .parent = TYPE_PCI_DEVICE,
     .instance_size = sizeof(DevmemsimNic),
     .class_init = devmemsim_nic_class_init,
-    .interfaces = (InterfaceInfo[]) {
-        { INTERFACE_PCIE_DEVICE },
-        { }
-    },
+    .interfaces = (InterfaceInfo[]){{INTERFACE_PCIE_DEVICE}, {}},
 };
 
 static void devmemsim_nic_register_types(void)

@@ -63,8 +63,8 @@ static void devmemsim_node_write_stats(Notifier *n, void *data)
 {
     DevmemsimNode *s = container_of(n, DevmemsimNode, exit_notifier);
     g_autoptr(GError) err = NULL;
-    g_autofree char *json = g_strdup_printf("%s\n",
-                                            dms_node_stats_json(s->model));
+    g_autofree char *json =
+        g_strdup_printf("%s\n", dms_node_stats_json(s->model));
 
     if (!g_file_set_contents(s->stats_json, json, -1, &err)) {
         error_report("devmemsim-node: cannot write stats-json: %s",
@@ -182,14 +182,13 @@ static void devmemsim_node_class_init(ObjectClass *oc, void *data)
                                   devmemsim_node_set_stats_json);
     object_class_property_set_description(
         oc, "stats-json", "file the counters are written to at exit");
-    object_class_property_add_str(oc, "stats", devmemsim_node_get_stats,
-                                  NULL);
+    object_class_property_add_str(oc, "stats", devmemsim_node_get_stats, NULL);
     object_class_property_set_description(
         oc, "stats", "the node's counters as JSON (docs/stats.md)");
     object_class_property_add_bool(oc, "reset-stats", NULL,
                                    devmemsim_node_set_reset_stats);
-    object_class_property_set_description(
-        oc, "reset-stats", "write true to zero every counter");
+    object_class_property_set_description(oc, "reset-stats",
+                                          "write true to zero every counter");
 }
 
 static const TypeInfo devmemsim_node_info = {
@@ -198,10 +197,7 @@ static const TypeInfo devmemsim_node_info = {
     .instance_size = sizeof(DevmemsimNode),
     .instance_finalize = devmemsim_node_finalize,
     .class_init = devmemsim_node_class_init,
-    .interfaces = (InterfaceInfo[]) {
-        { TYPE_USER_CREATABLE },
-        { }
-    },
+    .interfaces = (InterfaceInfo[]){{TYPE_USER_CREATABLE}, {}},
 };
 
 static void devmemsim_node_register_types(void)

@@ -34,14 +34,16 @@ static const MemoryRegionOps devmemsim_regs_ops = {
     .read = devmemsim_regs_read,
     .write = devmemsim_regs_write,
     .endianness = DEVICE_LITTLE_ENDIAN,
-    .valid = {
-        .min_access_size = 1,
-        .max_access_size = 8,
-    },
-    .impl = {
-        .min_access_size = 1,
-        .max_access_size = 8,
-    },
+    .valid =
+        {
+            .min_access_size = 1,
+            .max_access_size = 8,
+        },
+    .impl =
+        {
+            .min_access_size = 1,
+            .max_access_size = 8,
+        },
 };
 
 /*
@@ -55,9 +57,8 @@ static bool devmemsim_dma_is_ram(AddressSpace *as, hwaddr addr, hwaddr len,
     RCU_READ_LOCK_GUARD();
     while (len) {
         hwaddr xlat, l = len;
-        MemoryRegion *mr = address_space_translate(as, addr, &xlat, &l,
-                                                   is_write,
-                                                   MEMTXATTRS_UNSPECIFIED);
+        MemoryRegion *mr = address_space_translate(
+            as, addr, &xlat, &l, is_write, MEMTXATTRS_UNSPECIFIED);
 
         if (!memory_region_is_ram(mr) || memory_region_is_ram_device(mr) ||
             (is_write && memory_region_is_rom(mr)) || !l) {
@@ -75,14 +76,15 @@ static int devmemsim_dma(void *opaque, uint64_t addr, void *buf, uint64_t len,
     DevmemsimFunction *fn = opaque;
     AddressSpace *as = pci_get_address_space(fn->pdev);
 
-    if (addr + len < addr ||
-        !devmemsim_dma_is_ram(as, addr, len, is_write)) {
+    if (addr + len < addr || !devmemsim_dma_is_ram(as, addr, len, is_write)) {
         return -1;
     }
     return pci_dma_rw(fn->pdev, addr, buf, len,
                       is_write ? DMA_DIRECTION_FROM_DEVICE
                                : DMA_DIRECTION_TO_DEVICE,
-                      MEMTXATTRS_UNSPECIFIED) == MEMTX_OK ? 0 : -1;
+                      MEMTXATTRS_UNSPECIFIED) == MEMTX_OK
+               ? 0
+               : -1;
 }
 
 static void devmemsim_irq(void *opaque, unsigned vector)
@@ -129,7 +131,8 @@ bool devmemsim_function_realize(PCIDevice *pdev, DevmemsimFunction *fn,
     g_autofree char *regs_name = g_strdup_printf("%s-regs", name);
 
     if (!fn->node) {
-        error_setg(errp, "%s: the node property is required "
+        error_setg(errp,
+                   "%s: the node property is required "
                    "(-object devmemsim-node,id=ID ... -device %s,node=ID)",
                    name, name);
         return false;
@@ -143,7 +146,7 @@ bool devmemsim_function_realize(PCIDevice *pdev, DevmemsimFunction *fn,
     }
     fn->dev = dev;
     fn->pdev = pdev;
-    fn->ops = (struct dms_dev_ops) {
+    fn->ops = (struct dms_dev_ops){
         .dma = devmemsim_dma,
         .irq = devmemsim_irq,
         .send = send,
@@ -156,7 +159,8 @@ bool devmemsim_function_realize(PCIDevice *pdev, DevmemsimFunction *fn,
                           regs_name, regs_size);
     pci_register_bar(pdev, regs_bar,
                      PCI_BASE_ADDRESS_SPACE_MEMORY |
-                     PCI_BASE_ADDRESS_MEM_TYPE_64, &fn->regs);
+                         PCI_BASE_ADDRESS_MEM_TYPE_64,
+                     &fn->regs);
 
     if (msix_init_exclusive_bar(pdev, nvectors, msix_bar, errp)) {
         return false;

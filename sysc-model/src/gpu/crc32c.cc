@@ -3,8 +3,10 @@
 
 #include <array>
 
-namespace devmemsim {
-namespace {
+namespace devmemsim
+{
+namespace
+{
 
 // Slicing-by-4 tables.
 std::array<std::array<uint32_t, 256>, 4> make_tables()

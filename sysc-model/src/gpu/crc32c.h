@@ -6,7 +6,8 @@
 #include <cstddef>
 #include <cstdint>
 
-namespace devmemsim {
+namespace devmemsim
+{
 
 uint32_t crc32c_update(uint32_t crc, const void *data, size_t len);
 

@@ -7,9 +7,11 @@
 #include "devmemsim/gpu_regs.h"
 #include "gpu/crc32c.h"
 
-namespace devmemsim {
+namespace devmemsim
+{
 
-namespace {
+namespace
+{
 
 // The engines move data in bursts of this size; one fabric transaction each.
 constexpr uint64_t kBurst = 64 * 1024;
@@ -29,8 +31,8 @@ void set_hi(uint64_t &v, uint32_t hi)
 } // namespace
 
 Gpu::Gpu(sc_core::sc_module_name name, const NodeConfig &cfg)
-	: sc_core::sc_module(name), dma("dma"), bar_mem("bar_mem"),
-	  mem_size_(cfg.gpu_mem_size), timed_(cfg.mode == Mode::Timed)
+    : sc_core::sc_module(name), dma("dma"), bar_mem("bar_mem"), mem_size_(cfg.gpu_mem_size),
+      timed_(cfg.mode == Mode::Timed)
 {
 	bar_mem.register_b_transport(this, &Gpu::mem_transport);
 	SC_HAS_PROCESS(Gpu);
@@ -107,7 +109,8 @@ void Gpu::write32(uint32_t off, uint32_t val)
 		update_irq();
 		break;
 	case DMS_GPU_REG_IRQ_MASK:
-		irq_mask_ = val & (DMS_GPU_IRQ_COPY_DONE | DMS_GPU_IRQ_CRC_DONE | DMS_GPU_IRQ_ERROR);
+		irq_mask_ =
+			val & (DMS_GPU_IRQ_COPY_DONE | DMS_GPU_IRQ_CRC_DONE | DMS_GPU_IRQ_ERROR);
 		update_irq();
 		break;
 	case DMS_GPU_REG_COPY_DEV_LO:

@@ -14,7 +14,8 @@
 #include "config.h"
 #include "regfile.h"
 
-namespace devmemsim {
+namespace devmemsim
+{
 
 struct GpuCounters {
 	uint64_t copy_jobs = 0;
@@ -27,12 +28,13 @@ struct GpuCounters {
 	uint64_t errors = 0;
 };
 
-class Gpu : public sc_core::sc_module, public RegFile {
-  public:
+class Gpu : public sc_core::sc_module, public RegFile
+{
+public:
 	Gpu(sc_core::sc_module_name name, const NodeConfig &cfg);
 
-	tlm_utils::simple_initiator_socket<Gpu> dma;     // into the fabric
-	tlm_utils::simple_target_socket<Gpu> bar_mem;    // peers into BAR2
+	tlm_utils::simple_initiator_socket<Gpu> dma;  // into the fabric
+	tlm_utils::simple_target_socket<Gpu> bar_mem; // peers into BAR2
 
 	uint64_t mem_size() const { return mem_size_; }
 	unsigned num_vectors() const { return 1; }
@@ -42,11 +44,11 @@ class Gpu : public sc_core::sc_module, public RegFile {
 	const GpuCounters &counters() const { return c_; }
 	void reset_counters() { c_ = GpuCounters{}; }
 
-  protected:
+protected:
 	uint32_t read32(uint32_t off) override;
 	void write32(uint32_t off, uint32_t val) override;
 
-  private:
+private:
 	struct Engine {
 		uint64_t dev = 0, host = 0, len = 0;
 		uint32_t ctrl = 0, status = 0, seed = 0, result = 0;

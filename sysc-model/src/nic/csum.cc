@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "nic/csum.h"
 
-namespace devmemsim {
+namespace devmemsim
+{
 
 uint64_t inet_sum(const uint8_t *p, size_t len, uint64_t sum)
 {
@@ -19,7 +20,8 @@ uint16_t inet_fold(uint64_t sum)
 	return static_cast<uint16_t>(sum);
 }
 
-namespace {
+namespace
+{
 
 // Sum of the pseudo-header and the L4 segment, checksum field included.
 uint64_t l4_sum(const uint8_t *f, const Parsed &p)

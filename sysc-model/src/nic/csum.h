@@ -8,7 +8,8 @@
 
 #include "nic/parser.h"
 
-namespace devmemsim {
+namespace devmemsim
+{
 
 // One's-complement sum of 16-bit big-endian words (not folded).
 uint64_t inet_sum(const uint8_t *p, size_t len, uint64_t sum = 0);

@@ -11,13 +11,15 @@
 
 static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
 	      "descriptors are copied as little-endian structs");
-static_assert(sizeof(dms_rx_buf) == 16 && sizeof(dms_rx_cmpl) == 32 &&
-		      sizeof(dms_tx_desc) == 16 && sizeof(dms_tx_cmpl) == 8,
+static_assert(sizeof(dms_rx_buf) == 16 && sizeof(dms_rx_cmpl) == 32 && sizeof(dms_tx_desc) == 16 &&
+		      sizeof(dms_tx_cmpl) == 8,
 	      "descriptor layouts");
 
-namespace devmemsim {
+namespace devmemsim
+{
 
-namespace {
+namespace
+{
 
 // Ethernet framing on the wire around a frame: preamble and SFD (8),
 // FCS (4), inter-frame gap (12) — IEEE 802.3 clause 4.
@@ -103,9 +105,9 @@ struct Nic::Queue {
 };
 
 Nic::Nic(sc_core::sc_module_name name, const NodeConfig &cfg)
-	: sc_core::sc_module(name), dma("dma"), bar_mem("bar_mem"), nq_(cfg.nic_queues),
-	  node_index_(cfg.index), timed_(cfg.mode == Mode::Timed),
-	  line_rate_bps_(cfg.nic_line_rate_gbps * 1e9)
+    : sc_core::sc_module(name), dma("dma"), bar_mem("bar_mem"), nq_(cfg.nic_queues),
+      node_index_(cfg.index), timed_(cfg.mode == Mode::Timed),
+      line_rate_bps_(cfg.nic_line_rate_gbps * 1e9)
 {
 	bar_mem.register_b_transport(this, &Nic::no_memory);
 	for (unsigned i = 0; i < nq_; i++) {
@@ -114,8 +116,8 @@ Nic::Nic(sc_core::sc_module_name name, const NodeConfig &cfg)
 		opt.spawn_method();
 		opt.set_sensitivity(&q_[i]->irq_ev);
 		opt.dont_initialize();
-		sc_core::sc_spawn([this, i] { irq_method(i); },
-				  ("irq" + std::to_string(i)).c_str(), &opt);
+		sc_core::sc_spawn([this, i] { irq_method(i); }, ("irq" + std::to_string(i)).c_str(),
+				  &opt);
 	}
 	SC_HAS_PROCESS(Nic);
 	SC_THREAD(rx_thread);
@@ -200,7 +202,8 @@ uint32_t Nic::read32(uint32_t off)
 	case DMS_NIC_REG_NUM_QUEUES:
 		return nq_;
 	case DMS_NIC_REG_MAC_LO:
-		return mac_[0] | mac_[1] << 8 | mac_[2] << 16 | static_cast<uint32_t>(mac_[3]) << 24;
+		return mac_[0] | mac_[1] << 8 | mac_[2] << 16 |
+		       static_cast<uint32_t>(mac_[3]) << 24;
 	case DMS_NIC_REG_MAC_HI:
 		return mac_[4] | mac_[5] << 8;
 	case DMS_NIC_REG_NODE_INDEX:
@@ -688,9 +691,12 @@ bool Nic::rx_frame(const std::vector<uint8_t> &frame)
 	// Checksums and metadata for the first completion.
 	uint16_t flags = 0, info = 0;
 	if (ok) {
-		info = static_cast<uint16_t>(
-			(p.l3 == L3::Ipv4 ? DMS_RX_L3_IPV4 : p.l3 == L3::Ipv6 ? DMS_RX_L3_IPV6 : 0) |
-			(p.l4 == L4::Tcp ? DMS_RX_L4_TCP : p.l4 == L4::Udp ? DMS_RX_L4_UDP : 0));
+		info = static_cast<uint16_t>((p.l3 == L3::Ipv4	 ? DMS_RX_L3_IPV4
+					      : p.l3 == L3::Ipv6 ? DMS_RX_L3_IPV6
+								 : 0) |
+					     (p.l4 == L4::Tcp	? DMS_RX_L4_TCP
+					      : p.l4 == L4::Udp ? DMS_RX_L4_UDP
+								: 0));
 		if (split)
 			flags |= DMS_RX_F_SPLIT;
 		if (hashed)
@@ -723,7 +729,9 @@ bool Nic::rx_frame(const std::vector<uint8_t> &frame)
 			f |= DMS_RX_F_PAY;
 			c.pbuf_id = pb[i].id;
 			size_t off = hdr_len + size_t(i) * q.pbuf_size;
-			c.pay_len = ok ? static_cast<uint32_t>(std::min<size_t>(q.pbuf_size, len - off)) : 0;
+			c.pay_len =
+				ok ? static_cast<uint32_t>(std::min<size_t>(q.pbuf_size, len - off))
+				   : 0;
 		}
 		c.flags = f;
 		dma_rw(q.rcmpl_base + sizeof(c) * q.rcmpl_tail, &c, sizeof(c), true);
@@ -852,8 +860,8 @@ std::string Nic::stats_json() const
 	  << ", \"ring_err\": " << c_.ring_err << ", \"queues\": [";
 	for (unsigned i = 0; i < nq_; i++)
 		o << (i ? ", " : "") << "{\"rx_frames\": " << q_[i]->rx_frames
-		  << ", \"rx_split\": " << q_[i]->rx_split << ", \"tx_frames\": " << q_[i]->tx_frames
-		  << "}";
+		  << ", \"rx_split\": " << q_[i]->rx_split
+		  << ", \"tx_frames\": " << q_[i]->tx_frames << "}";
 	o << "]}";
 	return o.str();
 }

@@ -22,7 +22,8 @@
 #include "nic/steer.h"
 #include "regfile.h"
 
-namespace devmemsim {
+namespace devmemsim
+{
 
 struct NicCounters {
 	uint64_t rx_frames = 0, rx_bytes = 0, rx_split = 0;
@@ -31,8 +32,9 @@ struct NicCounters {
 	uint64_t ring_err = 0;
 };
 
-class Nic : public sc_core::sc_module, public RegFile {
-  public:
+class Nic : public sc_core::sc_module, public RegFile
+{
+public:
 	static constexpr unsigned kMaxMtu = 9000;
 	static constexpr unsigned kMaxTxFrags = 18;
 	static constexpr unsigned kNtupleSize = 64;
@@ -65,11 +67,11 @@ class Nic : public sc_core::sc_module, public RegFile {
 	void reset_counters();
 	std::string stats_json() const;
 
-  protected:
+protected:
 	uint32_t read32(uint32_t off) override;
 	void write32(uint32_t off, uint32_t val) override;
 
-  private:
+private:
 	struct Queue;
 	void rx_thread();
 	void tx_thread();

@@ -5,9 +5,11 @@
 
 #include "nic/csum.h"
 
-namespace devmemsim {
+namespace devmemsim
+{
 
-namespace {
+namespace
+{
 
 constexpr uint16_t kEthIpv4 = 0x0800;
 constexpr uint16_t kEthIpv6 = 0x86dd;

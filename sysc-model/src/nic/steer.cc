@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "nic/steer.h"
 
-namespace devmemsim {
+namespace devmemsim
+{
 
 uint32_t toeplitz(const uint8_t *key, size_t key_len, const uint8_t *data, size_t len)
 {

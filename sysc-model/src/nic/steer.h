@@ -8,7 +8,8 @@
 
 #include "nic/parser.h"
 
-namespace devmemsim {
+namespace devmemsim
+{
 
 // Toeplitz hash of data under key (Microsoft RSS specification).
 uint32_t toeplitz(const uint8_t *key, size_t key_len, const uint8_t *data, size_t len);

@@ -6,8 +6,10 @@
 
 #include "sim/kernel.h"
 
-namespace devmemsim {
-namespace {
+namespace devmemsim
+{
+namespace
+{
 
 bool claim_process()
 {
@@ -22,8 +24,8 @@ bool claim_process()
 } // namespace
 
 Node::Node(sc_core::sc_module_name name, const NodeConfig &cfg)
-	: sc_core::sc_module((claim_process(), name)), fabric("fabric", cfg),
-	  nic("nic", cfg), gpu("gpu", cfg), cfg_(cfg)
+    : sc_core::sc_module((claim_process(), name)), fabric("fabric", cfg), nic("nic", cfg),
+      gpu("gpu", cfg), cfg_(cfg)
 {
 	// Fabric ports in pcie::Port order.
 	nic.dma.bind(fabric.dma);
@@ -40,14 +42,11 @@ std::string Node::stats_json() const
 	std::ostringstream o;
 	o << "{\"schema\": \"devmemsim-stats/1\", \"node\": " << cfg_.index
 	  << ", \"time_ns\": " << sim::now_ns() << ", \"pcie\": " << fabric.stats_json()
-	  << ", \"nic\": " << nic.stats_json()
-	  << ", \"gpu\": {\"copy_jobs\": " << g.copy_jobs
+	  << ", \"nic\": " << nic.stats_json() << ", \"gpu\": {\"copy_jobs\": " << g.copy_jobs
 	  << ", \"copy_to_host_bytes\": " << g.copy_to_host_bytes
-	  << ", \"copy_to_dev_bytes\": " << g.copy_to_dev_bytes
-	  << ", \"crc_jobs\": " << g.crc_jobs << ", \"crc_bytes\": " << g.crc_bytes
-	  << ", \"p2p_in_bytes\": " << g.p2p_in_bytes
-	  << ", \"p2p_out_bytes\": " << g.p2p_out_bytes << ", \"errors\": " << g.errors
-	  << "}}";
+	  << ", \"copy_to_dev_bytes\": " << g.copy_to_dev_bytes << ", \"crc_jobs\": " << g.crc_jobs
+	  << ", \"crc_bytes\": " << g.crc_bytes << ", \"p2p_in_bytes\": " << g.p2p_in_bytes
+	  << ", \"p2p_out_bytes\": " << g.p2p_out_bytes << ", \"errors\": " << g.errors << "}}";
 	return o.str();
 }
 

@@ -11,10 +11,12 @@
 #include "nic/nic.h"
 #include "pcie/fabric.h"
 
-namespace devmemsim {
+namespace devmemsim
+{
 
-class Node : public sc_core::sc_module {
-  public:
+class Node : public sc_core::sc_module
+{
+public:
 	// Throws std::logic_error if this process already built a node: the
 	// SystemC kernel is global and cannot be elaborated twice.
 	Node(sc_core::sc_module_name name, const NodeConfig &cfg);
@@ -29,7 +31,7 @@ class Node : public sc_core::sc_module {
 	std::string stats_json() const;
 	void reset_counters();
 
-  private:
+private:
 	NodeConfig cfg_;
 };
 

@@ -4,25 +4,25 @@
 #include <algorithm>
 #include <sstream>
 
-namespace devmemsim::pcie {
+namespace devmemsim::pcie
+{
 
-namespace {
+namespace
+{
 
 const char *const kPortNames[kNumPorts] = {"nic", "gpu"};
 
 void put_dir(std::ostream &o, const char *name, const LinkCounters &c)
 {
 	o << "\"" << name << "\": {\"tlps\": " << c.tlps
-	  << ", \"payload_bytes\": " << c.payload_bytes
-	  << ", \"wire_bytes\": " << c.wire_bytes
+	  << ", \"payload_bytes\": " << c.payload_bytes << ", \"wire_bytes\": " << c.wire_bytes
 	  << ", \"busy_ns\": " << c.busy_ps / 1000 << "}";
 }
 
 void put_link(std::ostream &o, const char *name, const LinkParams &p,
 	      const std::array<LinkCounters, 2> &c)
 {
-	o << "\"" << name << "\": {\"gen\": " << p.gen << ", \"width\": " << p.width
-	  << ", ";
+	o << "\"" << name << "\": {\"gen\": " << p.gen << ", \"width\": " << p.width << ", ";
 	put_dir(o, "up", c[kUp]);
 	o << ", ";
 	put_dir(o, "down", c[kDown]);
@@ -32,13 +32,12 @@ void put_link(std::ostream &o, const char *name, const LinkParams &p,
 } // namespace
 
 Fabric::Fabric(sc_core::sc_module_name name, const NodeConfig &cfg)
-	: sc_core::sc_module(name), dma("dma"),
-	  bar_mem{tlm_utils::simple_initiator_socket_tagged<Fabric>("bar_mem_nic"),
-		  tlm_utils::simple_initiator_socket_tagged<Fabric>("bar_mem_gpu")},
-	  link_(cfg.link), acs_redirect_(cfg.acs_redirect),
-	  timed_(cfg.mode == Mode::Timed),
-	  hop_latency_(static_cast<double>(cfg.hop_latency_ns), sc_core::SC_NS),
-	  mode_(mode_name(cfg.mode))
+    : sc_core::sc_module(name),
+      dma("dma"), bar_mem{tlm_utils::simple_initiator_socket_tagged<Fabric>("bar_mem_nic"),
+			  tlm_utils::simple_initiator_socket_tagged<Fabric>("bar_mem_gpu")},
+      link_(cfg.link), acs_redirect_(cfg.acs_redirect), timed_(cfg.mode == Mode::Timed),
+      hop_latency_(static_cast<double>(cfg.hop_latency_ns), sc_core::SC_NS),
+      mode_(mode_name(cfg.mode))
 {
 	dma.register_b_transport(this, &Fabric::b_transport);
 }
@@ -61,10 +60,9 @@ int Fabric::window_of(uint64_t addr, uint64_t len) const
 	return -1;
 }
 
-uint64_t Fabric::cross(LinkCounters &lc, bool is_write, bool data_dir, uint64_t addr,
-		       uint64_t len)
+uint64_t Fabric::cross(LinkCounters &lc, bool is_write, bool data_dir, uint64_t addr, uint64_t len)
 {
-	Cost c = is_write ? write_cost(link_, addr, len)
+	Cost c = is_write   ? write_cost(link_, addr, len)
 		 : data_dir ? completion_cost(link_, addr, len)
 			    : read_request_cost(link_, addr, len);
 	uint64_t ps = serialize_ps(link_, c.wire_bytes);
@@ -114,8 +112,8 @@ void Fabric::b_transport(int port, tlm::tlm_generic_payload &gp, sc_core::sc_tim
 		hops++;
 	}
 	if (timed_)
-		delay += hop_latency_ * hops + sc_core::sc_time(static_cast<double>(worst_ps),
-								  sc_core::SC_PS);
+		delay += hop_latency_ * hops +
+			 sc_core::sc_time(static_cast<double>(worst_ps), sc_core::SC_PS);
 
 	if (target >= 0) {
 		auto t = static_cast<unsigned>(target);
@@ -123,8 +121,7 @@ void Fabric::b_transport(int port, tlm::tlm_generic_payload &gp, sc_core::sc_tim
 		sc_core::sc_time none = sc_core::SC_ZERO_TIME;
 		bar_mem[t]->b_transport(gp, none);
 		gp.set_address(addr);
-	} else if (target == -1 && host_dma_ &&
-		   host_dma_(p, addr, gp.get_data_ptr(), len, w)) {
+	} else if (target == -1 && host_dma_ && host_dma_(p, addr, gp.get_data_ptr(), len, w)) {
 		gp.set_response_status(tlm::TLM_OK_RESPONSE);
 	} else {
 		gp.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
@@ -137,8 +134,8 @@ std::string Fabric::stats_json() const
 {
 	std::ostringstream o;
 	o << "{\"mode\": \"" << mode_ << "\", \"mps\": " << link_.mps
-	  << ", \"mrrs\": " << link_.mrrs << ", \"acs_redirect\": "
-	  << (acs_redirect_ ? "true" : "false") << ", \"links\": {";
+	  << ", \"mrrs\": " << link_.mrrs
+	  << ", \"acs_redirect\": " << (acs_redirect_ ? "true" : "false") << ", \"links\": {";
 	for (unsigned p = 0; p < kNumPorts; p++) {
 		put_link(o, kPortNames[p], link_, c_.endpoint[p]);
 		o << ", ";

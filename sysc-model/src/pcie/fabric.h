@@ -27,28 +27,30 @@
 #include "config.h"
 #include "pcie/link.h"
 
-namespace devmemsim::pcie {
+namespace devmemsim::pcie
+{
 
 enum Port : unsigned { kNic = 0, kGpu = 1, kNumPorts = 2 };
 enum Dir : unsigned { kUp = 0, kDown = 1 };
 
 // Host memory behind the root complex. Returns false on a DMA fault (the
 // address is not guest RAM). requester: the port the request came from.
-using HostDma = std::function<bool(unsigned requester, uint64_t addr, void *buf,
-				   uint64_t len, bool is_write)>;
+using HostDma = std::function<bool(unsigned requester, uint64_t addr, void *buf, uint64_t len,
+				   bool is_write)>;
 
 struct FabricCounters {
 	std::array<std::array<LinkCounters, 2>, kNumPorts> endpoint{}; // [port][dir]
-	std::array<LinkCounters, 2> upstream{};                          // [dir]
+	std::array<LinkCounters, 2> upstream{};			       // [dir]
 	uint64_t switch_p2p_bytes = 0;
 	uint64_t rc_host_write_bytes = 0; // device -> host memory
 	uint64_t rc_host_read_bytes = 0;  // host memory -> device
-	uint64_t rc_p2p_bytes = 0;        // P2P turned around at the root complex
+	uint64_t rc_p2p_bytes = 0;	  // P2P turned around at the root complex
 	uint64_t dma_faults = 0;
 };
 
-class Fabric : public sc_core::sc_module {
-  public:
+class Fabric : public sc_core::sc_module
+{
+public:
 	Fabric(sc_core::sc_module_name name, const NodeConfig &cfg);
 
 	// Endpoints bind their DMA initiator socket here; the socket index is
@@ -68,7 +70,7 @@ class Fabric : public sc_core::sc_module {
 	// Counters as JSON (docs/stats.md describes the schema).
 	std::string stats_json() const;
 
-  private:
+private:
 	void b_transport(int port, tlm::tlm_generic_payload &gp, sc_core::sc_time &delay);
 	int window_of(uint64_t addr, uint64_t len) const;
 	// Count a transfer of len bytes at addr crossing one link direction.

@@ -3,9 +3,11 @@
 
 #include <cmath>
 
-namespace devmemsim::pcie {
+namespace devmemsim::pcie
+{
 
-namespace {
+namespace
+{
 
 constexpr double kFlitBytes = 256.0;
 constexpr double kFlitTlpBytes = 236.0;

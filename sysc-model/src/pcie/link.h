@@ -13,7 +13,8 @@
 
 #include <cstdint>
 
-namespace devmemsim::pcie {
+namespace devmemsim::pcie
+{
 
 struct LinkParams {
 	unsigned gen = 4;    // 3..6

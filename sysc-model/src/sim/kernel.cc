@@ -3,7 +3,8 @@
 
 #include <systemc>
 
-namespace devmemsim::sim {
+namespace devmemsim::sim
+{
 
 void step_to(uint64_t target_ns)
 {

@@ -4,7 +4,8 @@
 
 #include <cstdint>
 
-namespace devmemsim::sim {
+namespace devmemsim::sim
+{
 
 // Run the kernel up to now_ns of host time; earlier times are ignored.
 void step_to(uint64_t now_ns);
