@@ -34,6 +34,14 @@ bool devmemsim_function_realize(PCIDevice *pdev, DevmemsimFunction *fn,
 void devmemsim_function_exit(PCIDevice *pdev);
 
 /*
+ * Class setup every devmemsim function shares: our vendor, subsystem and
+ * revision, the given device and class IDs, and no migration (the model's
+ * state is not migratable).
+ */
+void devmemsim_function_class_init(PCIDeviceClass *k, uint16_t device_id,
+                                   uint16_t class_id);
+
+/*
  * Config space writes of every devmemsim function: after QEMU's own
  * handling, tell the model where the guest put the BARs, so the fabric can
  * route peer-to-peer. Also called after a reset, which unmaps them.

@@ -11,7 +11,6 @@
 #include "qapi/error.h"
 #include "hw/pci/pci_device.h"
 #include "hw/qdev-properties.h"
-#include "migration/vmstate.h"
 #include "qemu/module.h"
 #include "exec/memory.h"
 #include "devmemsim/pci_ids.h"
@@ -78,11 +77,6 @@ static const Property devmemsim_gpu_props[] = {
                      DevmemsimNode *),
 };
 
-static const VMStateDescription devmemsim_gpu_vmstate = {
-    .name = TYPE_DEVMEMSIM_GPU,
-    .unmigratable = 1,
-};
-
 static void devmemsim_gpu_class_init(ObjectClass *oc, void *data)
 {
     DeviceClass *dc = DEVICE_CLASS(oc);
@@ -92,14 +86,8 @@ static void devmemsim_gpu_class_init(ObjectClass *oc, void *data)
     k->exit = devmemsim_gpu_exit;
     k->config_write = devmemsim_gpu_write_config;
     device_class_set_legacy_reset(dc, devmemsim_gpu_reset);
-    k->vendor_id = DMS_PCI_VENDOR_ID;
-    k->device_id = DMS_PCI_DEVICE_ID_GPU;
-    k->subsystem_vendor_id = DMS_PCI_SUBSYS_VENDOR_ID;
-    k->subsystem_id = DMS_PCI_SUBSYS_ID;
-    k->revision = DMS_PCI_REVISION;
-    k->class_id = DMS_PCI_CLASS_GPU;
+    devmemsim_function_class_init(k, DMS_PCI_DEVICE_ID_GPU, DMS_PCI_CLASS_GPU);
     dc->desc = "devmemsim GPU-like device with BAR memory";
-    dc->vmsd = &devmemsim_gpu_vmstate;
     device_class_set_props(dc, devmemsim_gpu_props);
     set_bit(DEVICE_CATEGORY_MISC, dc->categories);
 }

@@ -10,7 +10,6 @@
 #include "qapi/error.h"
 #include "hw/pci/pci_device.h"
 #include "hw/qdev-properties.h"
-#include "migration/vmstate.h"
 #include "net/net.h"
 #include "qemu/module.h"
 #include "devmemsim/pci_ids.h"
@@ -117,11 +116,6 @@ static const Property devmemsim_nic_props[] = {
     DEFINE_NIC_PROPERTIES(DevmemsimNic, conf),
 };
 
-static const VMStateDescription devmemsim_nic_vmstate = {
-    .name = TYPE_DEVMEMSIM_NIC,
-    .unmigratable = 1,
-};
-
 static void devmemsim_nic_class_init(ObjectClass *oc, void *data)
 {
     DeviceClass *dc = DEVICE_CLASS(oc);
@@ -131,14 +125,8 @@ static void devmemsim_nic_class_init(ObjectClass *oc, void *data)
     k->exit = devmemsim_nic_exit;
     k->config_write = devmemsim_nic_write_config;
     device_class_set_legacy_reset(dc, devmemsim_nic_reset);
-    k->vendor_id = DMS_PCI_VENDOR_ID;
-    k->device_id = DMS_PCI_DEVICE_ID_NIC;
-    k->subsystem_vendor_id = DMS_PCI_SUBSYS_VENDOR_ID;
-    k->subsystem_id = DMS_PCI_SUBSYS_ID;
-    k->revision = DMS_PCI_REVISION;
-    k->class_id = DMS_PCI_CLASS_NIC;
+    devmemsim_function_class_init(k, DMS_PCI_DEVICE_ID_NIC, DMS_PCI_CLASS_NIC);
     dc->desc = "devmemsim header-split NIC";
-    dc->vmsd = &devmemsim_nic_vmstate;
     device_class_set_props(dc, devmemsim_nic_props);
     set_bit(DEVICE_CATEGORY_NETWORK, dc->categories);
 }

@@ -7,6 +7,8 @@
 #include "qapi/error.h"
 #include "hw/pci/msix.h"
 #include "hw/pci/pcie.h"
+#include "migration/vmstate.h"
+#include "devmemsim/pci_ids.h"
 #include "exec/memory.h"
 #include "qemu/range.h"
 #include "qemu/rcu.h"
@@ -180,4 +182,23 @@ void devmemsim_function_exit(PCIDevice *pdev)
 {
     msix_unuse_all_vectors(pdev);
     msix_uninit_exclusive_bar(pdev);
+}
+
+static const VMStateDescription devmemsim_vmstate = {
+    .name = "devmemsim-function",
+    .unmigratable = 1,
+};
+
+void devmemsim_function_class_init(PCIDeviceClass *k, uint16_t device_id,
+                                   uint16_t class_id)
+{
+    DeviceClass *dc = DEVICE_CLASS(k);
+
+    k->vendor_id = DMS_PCI_VENDOR_ID;
+    k->device_id = device_id;
+    k->subsystem_vendor_id = DMS_PCI_SUBSYS_VENDOR_ID;
+    k->subsystem_id = DMS_PCI_SUBSYS_ID;
+    k->revision = DMS_PCI_REVISION;
+    k->class_id = class_id;
+    dc->vmsd = &devmemsim_vmstate;
 }
