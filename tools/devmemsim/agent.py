@@ -6,6 +6,7 @@ QEMU's chardev UNIX socket RUN/NODE.ctl. See dms-agent's docstring."""
 import base64
 import json
 import os
+import random
 import socket
 import sys
 import time
@@ -19,7 +20,9 @@ class Agent:
         self.timeout = timeout
         self.sock = None
         self.buf = b""
-        self.next_id = 1
+        # Ids never used on this port before: the port has no connection
+        # boundaries, so replies to an earlier client's requests may arrive.
+        self.next_id = random.getrandbits(40) + 1
 
     def connect(self, deadline: float, alive=lambda: True) -> dict:
         """Connect and greet the agent; retry until deadline.
@@ -34,6 +37,8 @@ class Agent:
                     s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
                     s.connect(self.path)
                     self.sock = s
+                    # End whatever partial line an earlier client left.
+                    s.sendall(b"\n")
                 hid = self._send("hello")
                 reply = self._wait(lambda m: m.get("op") == "hello" and m.get("id") == hid, 1.0)
                 if reply:

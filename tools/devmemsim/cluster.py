@@ -82,6 +82,8 @@ def qemu_argv(art: Artifacts, d: Path, node: NodeSpec, nodes: int, accel: str, m
         "-device", "virtio-blk-pci,drive=root",
         "-drive", f"file={art.payload},if=none,id=payload,format=raw,readonly=on",
         "-device", "virtio-blk-pci,drive=payload",
+        # Entropy for the guest's early getrandom() (python, sshd).
+        "-device", "virtio-rng-pci",
         "-device", "virtio-serial-pci",
         "-chardev", f"socket,id=ctl,path={d / (n + '.ctl')},server=on,wait=off",
         "-device", "virtserialport,chardev=ctl,name=org.devmemsim.agent",
