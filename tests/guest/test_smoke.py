@@ -90,8 +90,8 @@ class Smoke(unittest.TestCase):
 
     def test_drivers_probe(self):
         dmesg = "\n".join(self.s["dmesg"])
-        self.assertRegex(dmesg, r"dmsnic \S+: devmemsim NIC v1\.\d+, MAC 52:54:00:d5:00:00")
-        self.assertRegex(dmesg, r"dmsgpu \S+: devmemsim GPU v1\.\d+")
+        self.assertRegex(dmesg, r"dmsnic \S+: devmemsim NIC v1\.\d+: 4 queue pairs, MAC 52:54:00:d5:00:00")
+        self.assertRegex(dmesg, r"dmsgpu \S+: devmemsim GPU v1\.\d+: 256 MiB device memory")
 
 
 class ExitStatus(unittest.TestCase):
