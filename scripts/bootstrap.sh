@@ -6,7 +6,7 @@ set -euo pipefail
 
 # Packages from bookworm itself.
 PKGS=(
-	build-essential g++ pkg-config ninja-build git python3 python3-yaml
+	build-essential g++ pkg-config ninja-build git python3 python3-yaml python3-jsonschema
 	libsystemc-dev verilator googletest libgtest-dev libgmock-dev
 	libglib2.0-dev libpixman-1-dev libfdt-dev libslirp-dev libvdeplug-dev
 	zlib1g-dev flex bison bc libelf-dev libssl-dev dwarves cpio rsync kmod
