@@ -15,7 +15,14 @@ from .paths import BUILD, ROOT
 DEMO_SCRIPT = r"""
 echo "== uname -r"; uname -r
 echo "== lspci -tv"; lspci -tv
-echo "== lspci -nn -d 1af4:"; lspci -nn -d 1af4:
+echo "== where our devices sit (pci.ids does not know them by name)"
+for id in 10f0:devmemsim-nic 10f1:devmemsim-gpu; do
+  dev=$(lspci -D -n -d "1af4:${id%%:*}" | cut -d' ' -f1)
+  path=$(readlink -f "/sys/bus/pci/devices/$dev")
+  down=$(basename "$(dirname "$path")"); up=$(basename "$(dirname "$(dirname "$path")")")
+  echo "${id#*:} $dev [1af4:${id%%:*}] <- $(lspci -s "$down" | cut -d' ' -f2-)"
+  echo "    <- $(lspci -s "$up" | cut -d' ' -f2-)"
+done
 echo "== probe lines (dmesg)"; dmesg | grep -E 'dmsnic|dmsgpu'
 """
 
