@@ -67,7 +67,7 @@ class Smoke(unittest.TestCase):
         devs = self.devices()
         nic = devs[("0x1af4", "0x10f0")]
         gpu = devs[("0x1af4", "0x10f1")]
-        by_bdf = {bdf: (v, d) for (v, d), (bdf, _) in devs.items()}
+        by_bdf = {bdf: (v, d) for bdf, v, d, _ in self.s["dev"]}
         # .../<root port>/<switch upstream>/<downstream>/<endpoint>
         nic_path = nic[1].split("/")
         gpu_path = gpu[1].split("/")
