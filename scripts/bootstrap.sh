@@ -8,6 +8,7 @@ set -euo pipefail
 PKGS=(
 	build-essential g++ pkg-config ninja-build git python3 python3-yaml python3-jsonschema
 	libsystemc-dev verilator googletest libgtest-dev libgmock-dev
+	clang libclang-rt-14-dev
 	libglib2.0-dev libpixman-1-dev libfdt-dev libslirp-dev libvdeplug-dev
 	zlib1g-dev flex bison bc libelf-dev libssl-dev dwarves cpio rsync kmod
 	seabios qemu-system-data ipxe-qemu debootstrap e2fsprogs dpkg-dev vde2

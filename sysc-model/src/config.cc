@@ -104,6 +104,26 @@ const std::vector<Key> &schema()
 			 c.nic_line_rate_gbps =
 				 static_cast<double>(get_int(n, w, "nic.line_rate_gbps", 1, 800));
 		 }},
+		{"nic.parser",
+		 "header parser: \"behavioural\" (C++) or \"rtl\" (the verilated "
+		 "rtl/hsplit_parser.sv)",
+		 [](NodeConfig &c, const toml::node &n, const std::string &w) {
+			 auto v = n.value_exact<std::string>();
+			 if (v && *v == "behavioural")
+				 c.nic_parser = NicParser::Behavioural;
+			 else if (v && *v == "rtl")
+				 c.nic_parser = NicParser::Rtl;
+			 else
+				 fail(w, "nic.parser",
+				      (v ? "\"" + *v + "\": " : std::string()) +
+					      "expected \"behavioural\" or \"rtl\"");
+		 }},
+		{"nic.parser_clock_mhz",
+		 "clock of the RTL parser in MHz (1..5000; 64 bytes a cycle)",
+		 [](NodeConfig &c, const toml::node &n, const std::string &w) {
+			 c.nic_parser_clock_mhz = static_cast<unsigned>(
+				 get_int(n, w, "nic.parser_clock_mhz", 1, 5000));
+		 }},
 		{"gpu.mem_size", "device memory (BAR2): a power of two, 1M..64G",
 		 [](NodeConfig &c, const toml::node &n, const std::string &w) {
 			 uint64_t v = get_size(n, w, "gpu.mem_size");
@@ -190,6 +210,11 @@ const char *mode_name(Mode m)
 	return m == Mode::Timed ? "timed" : "functional";
 }
 
+const char *parser_name(NicParser p)
+{
+	return p == NicParser::Rtl ? "rtl" : "behavioural";
+}
+
 NodeConfig load_config(const std::string &path, const std::vector<std::string> &overrides)
 {
 	NodeConfig cfg;
@@ -240,6 +265,8 @@ std::string to_toml(const NodeConfig &cfg)
 	  << "\n[nic]\n"
 	  << "queues = " << cfg.nic_queues << "\n"
 	  << "line_rate_gbps = " << cfg.nic_line_rate_gbps << "\n"
+	  << "parser = \"" << parser_name(cfg.nic_parser) << "\"\n"
+	  << "parser_clock_mhz = " << cfg.nic_parser_clock_mhz << "\n"
 	  << "\n[gpu]\n"
 	  << "mem_size = " << cfg.gpu_mem_size << "\n"
 	  << "\n[pcie]\n"

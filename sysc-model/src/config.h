@@ -21,6 +21,7 @@ public:
 };
 
 enum class Mode { Functional, Timed };
+enum class NicParser { Behavioural, Rtl };
 
 struct NodeConfig {
 	Mode mode = Mode::Functional;
@@ -31,6 +32,9 @@ struct NodeConfig {
 	pcie::LinkParams link;		      // pcie.gen, .width, .mps, .mrrs, .rcb
 	bool acs_redirect = false;	      // pcie.acs_redirect
 	unsigned hop_latency_ns = 150;	      // pcie.hop_latency_ns (timed mode)
+	// nic.parser, nic.parser_clock_mhz (the RTL parser's clock)
+	NicParser nic_parser = NicParser::Behavioural;
+	unsigned nic_parser_clock_mhz = 500;
 };
 
 // Read path (empty: defaults only), then apply overrides, each "key=value"
@@ -42,5 +46,6 @@ NodeConfig load_config(const std::string &path, const std::vector<std::string> &
 std::string to_toml(const NodeConfig &cfg);
 
 const char *mode_name(Mode m);
+const char *parser_name(NicParser p);
 
 } // namespace devmemsim

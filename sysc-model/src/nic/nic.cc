@@ -119,6 +119,13 @@ Nic::Nic(sc_core::sc_module_name name, const NodeConfig &cfg)
 		sc_core::sc_spawn([this, i] { irq_method(i); }, ("irq" + std::to_string(i)).c_str(),
 				  &opt);
 	}
+	// RX headers through the RTL parser; in timed mode its cycles take time.
+	if (cfg.nic_parser == NicParser::Rtl)
+		rtl_ = std::make_unique<RtlParser>(
+			"rtl_parser",
+			RtlParser::Options(
+				sc_core::sc_time(1e3 / cfg.nic_parser_clock_mhz, sc_core::SC_NS),
+				timed_));
 	SC_HAS_PROCESS(Nic);
 	SC_THREAD(rx_thread);
 	SC_THREAD(tx_thread);
@@ -627,7 +634,7 @@ bool Nic::rx_frame(const std::vector<uint8_t> &frame)
 	const size_t len = frame.size();
 	if (len < 14 || len > mtu_ + kL2Overhead)
 		return false;
-	const Parsed p = parse_frame(frame.data(), len);
+	const Parsed p = rtl_ ? rtl_->parse(frame.data(), len) : parse_frame(frame.data(), len);
 	uint32_t hash = 0;
 	bool hashed = false;
 	const unsigned qi = select_queue(p, &hash, &hashed);

@@ -19,6 +19,7 @@
 
 #include "config.h"
 #include "nic/parser.h"
+#include "nic/rtl_parser.h"
 #include "nic/steer.h"
 #include "regfile.h"
 
@@ -109,6 +110,8 @@ private:
 	bool rx_refused_ = false;
 	sc_core::sc_event rx_ev_, tx_ev_;
 	sc_core::sc_time delay_; // fabric time owed by the frame in progress
+	// nic.parser = "rtl": the verilated parser
+	std::unique_ptr<RtlParser> rtl_;
 	NicCounters c_;
 
 	void no_memory(tlm::tlm_generic_payload &gp, sc_core::sc_time &delay);
