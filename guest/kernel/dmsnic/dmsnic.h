@@ -1,0 +1,218 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * dmsnic: driver for the devmemsim header-split NIC (PCI 1af4:10f0).
+ *
+ * Each queue pair q has one NAPI context on MSI-X vector q + 1 serving:
+ *
+ *  - an RX header-buffer ring fed from a per-queue header page_pool (always
+ *    host memory): DMSNIC_HDR_BUF_SIZE buffers carved from order-0 pages
+ *    with page_pool frags; the driver copies the headers into the skb's
+ *    linear part and gives the buffer straight back to the pool;
+ *  - an RX payload-buffer ring fed from a per-queue payload page_pool: one
+ *    order-0 page (netmem) per buffer, attached to the skb as a frag;
+ *    created in the queue-management mem-alloc path with .netdev and
+ *    .queue_idx so a memory provider can later back it;
+ *  - an RX completion ring (GEN phase bit);
+ *  - a TX descriptor ring (SOP..EOP gather) and a TX completion ring
+ *    (one completion per frame, by tag).
+ *
+ * Vector 0 is the admin interrupt (link changes).
+ */
+#ifndef _DMSNIC_H_
+#define _DMSNIC_H_
+
+#include <linux/netdevice.h>
+#include <linux/pci.h>
+#include <linux/u64_stats_sync.h>
+#include <net/netmem.h>
+
+#include <devmemsim/nic_desc.h>
+#include <devmemsim/nic_regs.h>
+
+#define DMSNIC_HDR_BUF_SIZE	512	/* bytes per header buffer */
+/* Payloads up to this many bytes stay with their headers (no split), so
+ * such a frame (at most 142 bytes of headers) always fits a header buffer.
+ */
+#define DMSNIC_HDS_THRESH_MAX	256
+/* Headers copied out of a payload buffer when a frame was not split. */
+#define DMSNIC_RX_COPY_MAX	256
+
+#define DMSNIC_RING_DEFAULT	1024
+#define DMSNIC_RING_MIN		64
+#define DMSNIC_RING_MAX		BIT(DMS_NIC_RING_LOG2_MAX)
+
+/* Descriptors the worst-case skb needs: linear part plus every frag. */
+#define DMSNIC_TX_STOP_THRS	(MAX_SKB_FRAGS + 1)
+#define DMSNIC_TX_START_THRS	(2 * DMSNIC_TX_STOP_THRS)
+
+struct dmsnic_hbuf {
+	struct page *page;	/* NULL: slot not posted */
+	u32 offset;
+};
+
+/*
+ * Everything an RX queue owns. ndo_queue_mem_alloc builds one of these,
+ * ndo_queue_start copies it into the queue pair and ndo_queue_stop copies
+ * it out again, so one RX queue can be replaced while the others (and the
+ * pair's TX queue) keep running.
+ */
+struct dmsnic_rx_ring {
+	struct page_pool *hdr_pp;
+	struct page_pool *pay_pp;
+
+	struct dms_rx_buf *hbuf_ring;
+	struct dms_rx_buf *pbuf_ring;
+	struct dms_rx_cmpl *cmpl_ring;
+	dma_addr_t hbuf_dma;
+	dma_addr_t pbuf_dma;
+	dma_addr_t cmpl_dma;
+
+	/* Posted buffers by id; the id of a buffer is its ring slot. */
+	struct dmsnic_hbuf *hbufs;
+	netmem_ref *pbufs;
+
+	u32 size;		/* entries in each of the three rings */
+	u32 hbuf_tail;		/* next slot to post (free running) */
+	u32 hbuf_posted;
+	u32 pbuf_tail;
+	u32 pbuf_posted;
+	u32 cmpl_head;		/* next completion to read (free running) */
+
+	/* Frame being assembled across completions: in_frame between SOP and
+	 * EOP; skb is NULL while the rest of a dropped frame goes by.
+	 */
+	struct sk_buff *skb;
+	u16 sop_flags;
+	bool in_frame;
+};
+
+struct dmsnic_tx_buf {
+	struct sk_buff *skb;	/* on the EOP slot of a frame */
+	DEFINE_DMA_UNMAP_ADDR(dma);
+	DEFINE_DMA_UNMAP_LEN(len);
+	bool single;		/* linear part: dma_map_single() */
+};
+
+struct dmsnic_tx_ring {
+	struct dms_tx_desc *desc;
+	struct dms_tx_cmpl *cmpl;
+	dma_addr_t desc_dma;
+	dma_addr_t cmpl_dma;
+	struct dmsnic_tx_buf *bufs;
+	u32 size;
+	u32 head;		/* oldest in-flight descriptor (free running) */
+	u32 tail;		/* next descriptor to fill (free running) */
+	u32 cmpl_head;
+};
+
+struct dmsnic_rx_stats {
+	u64 packets;
+	u64 bytes;
+	u64 split;		/* frames with DMS_RX_F_SPLIT */
+	u64 drops;		/* dropped by the driver */
+	u64 csum_bad;
+	u64 alloc_fail;
+	struct u64_stats_sync syncp;
+};
+
+/* Written by ndo_start_xmit. */
+struct dmsnic_tx_stats {
+	u64 drops;
+	u64 stops;
+	struct u64_stats_sync syncp;
+};
+
+/* Written by NAPI when frames complete. */
+struct dmsnic_txc_stats {
+	u64 packets;
+	u64 bytes;
+	u64 errors;		/* DMS_TX_C_ERR: the device dropped the frame */
+	u64 wakes;
+	struct u64_stats_sync syncp;
+};
+
+struct dmsnic_qp {
+	struct napi_struct napi;
+	struct dmsnic_priv *priv;
+	void __iomem *regs;	/* this pair's register block */
+	u16 idx;
+	int irq;
+	char irq_name[IFNAMSIZ + 8];
+
+	struct dmsnic_rx_ring rx;
+	struct dmsnic_tx_ring tx;
+
+	/* Kept across queue restarts and channel changes. */
+	struct dmsnic_rx_stats rx_stats;
+	struct dmsnic_tx_stats tx_stats;
+	struct dmsnic_txc_stats txc_stats;
+} ____cacheline_aligned_in_smp;
+
+enum dmsnic_hw_stat {
+	DMSNIC_HW_RX_NO_BUF,
+	DMSNIC_HW_RX_DROP,
+	DMSNIC_HW_RX_DMA_ERR,
+	DMSNIC_HW_TX_DESC_ERR,
+	DMSNIC_HW_TX_DMA_ERR,
+	DMSNIC_HW_RING_ERR,
+	DMSNIC_HW_NUM_STATS,
+};
+
+struct dmsnic_priv {
+	struct net_device *netdev;
+	struct pci_dev *pdev;
+	void __iomem *regs;
+	int admin_irq;
+	char admin_irq_name[32];
+
+	u32 max_queues;		/* queue pairs the device has */
+	u32 num_queues;		/* queue pairs in use (ethtool -L) */
+	u32 max_tx_frags;
+	u32 ntuple_size;
+	struct dmsnic_qp *qps;	/* max_queues entries */
+
+	u32 rx_ring_size;
+	u32 tx_ring_size;
+	bool hds;		/* header split on */
+	u32 hds_thresh;
+
+	u32 rss_indir[DMS_NIC_RSS_INDIR_SIZE];
+	u8 rss_key[DMS_NIC_RSS_KEY_SIZE];
+
+	/* Flow steering rules as ethtool gave them, by table index. */
+	struct ethtool_rx_flow_spec *ntuple;
+	unsigned long *ntuple_used;
+
+	/* Device error counters extended to 64 bits. */
+	spinlock_t hw_stats_lock;	/* hw_stats, hw_stats_last */
+	u64 hw_stats[DMSNIC_HW_NUM_STATS];
+	u32 hw_stats_last[DMSNIC_HW_NUM_STATS];
+};
+
+static inline u32 dmsnic_rd32(struct dmsnic_priv *priv, u32 reg)
+{
+	return readl(priv->regs + reg);
+}
+
+static inline void dmsnic_wr32(struct dmsnic_priv *priv, u32 reg, u32 val)
+{
+	writel(val, priv->regs + reg);
+}
+
+/* dmsnic_main.c */
+void dmsnic_write_rx_ctrl(struct dmsnic_priv *priv, netdev_features_t features);
+void dmsnic_write_rss(struct dmsnic_priv *priv);
+void dmsnic_write_ntuple(struct dmsnic_priv *priv, u32 loc);
+void dmsnic_read_hw_stats(struct dmsnic_priv *priv, u64 *stats);
+extern const char * const dmsnic_hw_stat_names[DMSNIC_HW_NUM_STATS];
+
+/* dmsnic_txrx.c */
+int dmsnic_up(struct dmsnic_priv *priv);
+void dmsnic_down(struct dmsnic_priv *priv);
+netdev_tx_t dmsnic_start_xmit(struct sk_buff *skb, struct net_device *dev);
+extern const struct netdev_queue_mgmt_ops dmsnic_queue_mgmt_ops;
+
+/* dmsnic_ethtool.c */
+extern const struct ethtool_ops dmsnic_ethtool_ops;
+
+#endif /* _DMSNIC_H_ */

@@ -1,0 +1,460 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * dmsnic: PCI probe, device-wide configuration, link state and the netdev
+ * operations of the devmemsim header-split NIC.
+ */
+#include <linux/etherdevice.h>
+#include <linux/ethtool.h>
+#include <linux/interrupt.h>
+#include <linux/iopoll.h>
+#include <linux/module.h>
+#include <linux/pci.h>
+#include <net/netdev_queues.h>
+
+#include <devmemsim/pci_ids.h>
+
+#include "dmsnic.h"
+
+#define DMSNIC_RESET_TIMEOUT_US	100000
+
+static const u32 dmsnic_hw_stat_regs[DMSNIC_HW_NUM_STATS] = {
+	[DMSNIC_HW_RX_NO_BUF]	= DMS_NIC_REG_STAT_RX_NO_BUF,
+	[DMSNIC_HW_RX_DROP]	= DMS_NIC_REG_STAT_RX_DROP,
+	[DMSNIC_HW_RX_DMA_ERR]	= DMS_NIC_REG_STAT_RX_DMA_ERR,
+	[DMSNIC_HW_TX_DESC_ERR]	= DMS_NIC_REG_STAT_TX_DESC_ERR,
+	[DMSNIC_HW_TX_DMA_ERR]	= DMS_NIC_REG_STAT_TX_DMA_ERR,
+	[DMSNIC_HW_RING_ERR]	= DMS_NIC_REG_STAT_RING_ERR,
+};
+
+const char * const dmsnic_hw_stat_names[DMSNIC_HW_NUM_STATS] = {
+	[DMSNIC_HW_RX_NO_BUF]	= "hw_rx_no_buf",
+	[DMSNIC_HW_RX_DROP]	= "hw_rx_drop",
+	[DMSNIC_HW_RX_DMA_ERR]	= "hw_rx_dma_err",
+	[DMSNIC_HW_TX_DESC_ERR]	= "hw_tx_desc_err",
+	[DMSNIC_HW_TX_DMA_ERR]	= "hw_tx_dma_err",
+	[DMSNIC_HW_RING_ERR]	= "hw_ring_err",
+};
+
+/* Extend the 32-bit wrapping device counters into 64-bit totals. */
+void dmsnic_read_hw_stats(struct dmsnic_priv *priv, u64 *stats)
+{
+	unsigned long flags;
+	int i;
+
+	spin_lock_irqsave(&priv->hw_stats_lock, flags);
+	for (i = 0; i < DMSNIC_HW_NUM_STATS; i++) {
+		u32 val = dmsnic_rd32(priv, dmsnic_hw_stat_regs[i]);
+
+		priv->hw_stats[i] += (u32)(val - priv->hw_stats_last[i]);
+		priv->hw_stats_last[i] = val;
+		if (stats)
+			stats[i] = priv->hw_stats[i];
+	}
+	spin_unlock_irqrestore(&priv->hw_stats_lock, flags);
+}
+
+void dmsnic_write_rx_ctrl(struct dmsnic_priv *priv, netdev_features_t features)
+{
+	u32 ctrl = DMS_NIC_RX_RSS;
+
+	if (priv->hds)
+		ctrl |= DMS_NIC_RX_HDR_SPLIT;
+	if (features & NETIF_F_RXCSUM)
+		ctrl |= DMS_NIC_RX_CSUM;
+	if (features & NETIF_F_NTUPLE)
+		ctrl |= DMS_NIC_RX_NTUPLE;
+	dmsnic_wr32(priv, DMS_NIC_REG_RX_CTRL, ctrl);
+}
+
+void dmsnic_write_rss(struct dmsnic_priv *priv)
+{
+	int i;
+
+	for (i = 0; i < DMS_NIC_RSS_KEY_SIZE / 4; i++)
+		dmsnic_wr32(priv, DMS_NIC_REG_RSS_KEY(i),
+			    get_unaligned_le32(&priv->rss_key[4 * i]));
+	for (i = 0; i < DMS_NIC_RSS_INDIR_SIZE; i++)
+		dmsnic_wr32(priv, DMS_NIC_REG_RSS_INDIR(i), priv->rss_indir[i]);
+}
+
+static void dmsnic_write_ntuple_addr(struct dmsnic_priv *priv, u32 reg,
+				     const __be32 *addr, int words)
+{
+	int i;
+
+	for (i = 0; i < 4; i++)
+		dmsnic_wr32(priv, reg + 4 * i, i < words ? be32_to_cpu(addr[i]) : 0);
+}
+
+/*
+ * Load flow steering entry @loc from priv->ntuple (or clear it when the
+ * slot is unused) through the staging registers.
+ */
+void dmsnic_write_ntuple(struct dmsnic_priv *priv, u32 loc)
+{
+	const struct ethtool_rx_flow_spec *fs = &priv->ntuple[loc];
+	static const __be32 zero[4];
+	const __be32 *src = zero, *dst = zero, *smask = zero, *dmask = zero;
+	u32 ctrl = 0, ports = 0, pmask = 0;
+	int words = 4;
+
+	if (test_bit(loc, priv->ntuple_used)) {
+		u32 flow = fs->flow_type & ~(FLOW_EXT | FLOW_MAC_EXT | FLOW_RSS);
+		u8 proto = (flow == TCP_V4_FLOW || flow == TCP_V6_FLOW) ?
+			   IPPROTO_TCP : IPPROTO_UDP;
+		const struct ethtool_tcpip4_spec *h4 = &fs->h_u.tcp_ip4_spec;
+		const struct ethtool_tcpip4_spec *m4 = &fs->m_u.tcp_ip4_spec;
+		const struct ethtool_tcpip6_spec *h6 = &fs->h_u.tcp_ip6_spec;
+		const struct ethtool_tcpip6_spec *m6 = &fs->m_u.tcp_ip6_spec;
+
+		ctrl = DMS_NIC_NT_VALID | proto << DMS_NIC_NT_PROTO_SHIFT |
+		       (u32)ethtool_get_flow_spec_ring(fs->ring_cookie) <<
+		       DMS_NIC_NT_QUEUE_SHIFT;
+		if (flow == TCP_V6_FLOW || flow == UDP_V6_FLOW) {
+			ctrl |= DMS_NIC_NT_IPV6;
+			src = h6->ip6src;
+			dst = h6->ip6dst;
+			smask = m6->ip6src;
+			dmask = m6->ip6dst;
+			ports = be16_to_cpu(h6->psrc) << 16 | be16_to_cpu(h6->pdst);
+			pmask = be16_to_cpu(m6->psrc) << 16 | be16_to_cpu(m6->pdst);
+		} else {
+			src = &h4->ip4src;
+			dst = &h4->ip4dst;
+			smask = &m4->ip4src;
+			dmask = &m4->ip4dst;
+			words = 1;
+			ports = be16_to_cpu(h4->psrc) << 16 | be16_to_cpu(h4->pdst);
+			pmask = be16_to_cpu(m4->psrc) << 16 | be16_to_cpu(m4->pdst);
+		}
+	}
+
+	dmsnic_wr32(priv, DMS_NIC_REG_NT_CTRL, ctrl);
+	dmsnic_wr32(priv, DMS_NIC_REG_NT_PORTS, ports & pmask);
+	dmsnic_wr32(priv, DMS_NIC_REG_NT_PORT_MASK, pmask);
+	dmsnic_write_ntuple_addr(priv, DMS_NIC_REG_NT_SRC(0), src, words);
+	dmsnic_write_ntuple_addr(priv, DMS_NIC_REG_NT_DST(0), dst, words);
+	dmsnic_write_ntuple_addr(priv, DMS_NIC_REG_NT_SRC_MASK(0), smask, words);
+	dmsnic_write_ntuple_addr(priv, DMS_NIC_REG_NT_DST_MASK(0), dmask, words);
+	dmsnic_wr32(priv, DMS_NIC_REG_NT_COMMIT, loc);
+}
+
+static void dmsnic_update_link(struct dmsnic_priv *priv)
+{
+	if (dmsnic_rd32(priv, DMS_NIC_REG_STATUS) & DMS_NIC_STATUS_LINK_UP)
+		netif_carrier_on(priv->netdev);
+	else
+		netif_carrier_off(priv->netdev);
+}
+
+static irqreturn_t dmsnic_admin_irq(int irq, void *data)
+{
+	struct dmsnic_priv *priv = data;
+	u32 status;
+
+	status = dmsnic_rd32(priv, DMS_NIC_REG_ADMIN_IRQ_STATUS);
+	if (!status)
+		return IRQ_NONE;
+	dmsnic_wr32(priv, DMS_NIC_REG_ADMIN_IRQ_STATUS, status);
+	if (status & DMS_NIC_ADMIN_IRQ_LINK)
+		dmsnic_update_link(priv);
+	return IRQ_HANDLED;
+}
+
+static int dmsnic_reset(struct pci_dev *pdev, void __iomem *regs)
+{
+	u32 ctrl;
+	int err;
+
+	writel(DMS_NIC_CTRL_RESET, regs + DMS_NIC_REG_CTRL);
+	err = readl_poll_timeout(regs + DMS_NIC_REG_CTRL, ctrl,
+				 !(ctrl & DMS_NIC_CTRL_RESET), 10,
+				 DMSNIC_RESET_TIMEOUT_US);
+	if (err)
+		dev_err(&pdev->dev, "reset did not complete (CTRL 0x%08x)\n",
+			ctrl);
+	return err;
+}
+
+/* Device-wide settings; the function reset cleared all of them. */
+static void dmsnic_hw_init(struct dmsnic_priv *priv)
+{
+	struct net_device *netdev = priv->netdev;
+
+	dmsnic_wr32(priv, DMS_NIC_REG_MTU, netdev->mtu);
+	dmsnic_wr32(priv, DMS_NIC_REG_HDS_THRESH, priv->hds_thresh);
+	dmsnic_wr32(priv, DMS_NIC_REG_TX_CTRL, DMS_NIC_TX_CSUM);
+	dmsnic_write_rss(priv);
+	dmsnic_write_rx_ctrl(priv, netdev->features);
+	dmsnic_read_hw_stats(priv, NULL);
+	memset(priv->hw_stats, 0, sizeof(priv->hw_stats));
+}
+
+static int dmsnic_open(struct net_device *netdev)
+{
+	struct dmsnic_priv *priv = netdev_priv(netdev);
+	int err;
+
+	err = dmsnic_up(priv);
+	if (err)
+		return err;
+	dmsnic_update_link(priv);
+	return 0;
+}
+
+static int dmsnic_stop(struct net_device *netdev)
+{
+	dmsnic_down(netdev_priv(netdev));
+	return 0;
+}
+
+static int dmsnic_change_mtu(struct net_device *netdev, int new_mtu)
+{
+	struct dmsnic_priv *priv = netdev_priv(netdev);
+
+	/* Payload buffers are pages; longer frames span several of them. */
+	WRITE_ONCE(netdev->mtu, new_mtu);
+	dmsnic_wr32(priv, DMS_NIC_REG_MTU, new_mtu);
+	return 0;
+}
+
+static int dmsnic_set_features(struct net_device *netdev,
+			       netdev_features_t features)
+{
+	dmsnic_write_rx_ctrl(netdev_priv(netdev), features);
+	return 0;
+}
+
+static void dmsnic_get_stats64(struct net_device *netdev,
+			       struct rtnl_link_stats64 *s)
+{
+	struct dmsnic_priv *priv = netdev_priv(netdev);
+	u64 hw[DMSNIC_HW_NUM_STATS];
+	unsigned int start;
+	u32 i;
+
+	for (i = 0; i < priv->max_queues; i++) {
+		const struct dmsnic_qp *qp = &priv->qps[i];
+		u64 pkts, bytes, drops, errors;
+
+		do {
+			start = u64_stats_fetch_begin(&qp->rx_stats.syncp);
+			pkts = qp->rx_stats.packets;
+			bytes = qp->rx_stats.bytes;
+			drops = qp->rx_stats.drops;
+		} while (u64_stats_fetch_retry(&qp->rx_stats.syncp, start));
+		s->rx_packets += pkts;
+		s->rx_bytes += bytes;
+		s->rx_dropped += drops;
+
+		do {
+			start = u64_stats_fetch_begin(&qp->txc_stats.syncp);
+			pkts = qp->txc_stats.packets;
+			bytes = qp->txc_stats.bytes;
+			errors = qp->txc_stats.errors;
+		} while (u64_stats_fetch_retry(&qp->txc_stats.syncp, start));
+		s->tx_packets += pkts;
+		s->tx_bytes += bytes;
+		s->tx_errors += errors;
+
+		do {
+			start = u64_stats_fetch_begin(&qp->tx_stats.syncp);
+			drops = qp->tx_stats.drops;
+		} while (u64_stats_fetch_retry(&qp->tx_stats.syncp, start));
+		s->tx_dropped += drops;
+	}
+
+	dmsnic_read_hw_stats(priv, hw);
+	s->rx_dropped += hw[DMSNIC_HW_RX_DROP];
+	s->rx_errors += hw[DMSNIC_HW_RX_DMA_ERR];
+}
+
+static void dmsnic_tx_timeout(struct net_device *netdev, unsigned int txq)
+{
+	struct dmsnic_priv *priv = netdev_priv(netdev);
+	const struct dmsnic_tx_ring *tx = &priv->qps[txq].tx;
+
+	netdev_err(netdev, "TX queue %u timed out: head %u tail %u completions %u\n",
+		   txq, READ_ONCE(tx->head), READ_ONCE(tx->tail),
+		   READ_ONCE(tx->cmpl_head));
+}
+
+static const struct net_device_ops dmsnic_netdev_ops = {
+	.ndo_open		= dmsnic_open,
+	.ndo_stop		= dmsnic_stop,
+	.ndo_start_xmit		= dmsnic_start_xmit,
+	.ndo_change_mtu		= dmsnic_change_mtu,
+	.ndo_set_features	= dmsnic_set_features,
+	.ndo_get_stats64	= dmsnic_get_stats64,
+	.ndo_tx_timeout		= dmsnic_tx_timeout,
+	.ndo_validate_addr	= eth_validate_addr,
+};
+
+static void dmsnic_read_mac(struct dmsnic_priv *priv)
+{
+	u32 lo = dmsnic_rd32(priv, DMS_NIC_REG_MAC_LO);
+	u32 hi = dmsnic_rd32(priv, DMS_NIC_REG_MAC_HI);
+	u8 mac[ETH_ALEN];
+
+	put_unaligned_le32(lo, mac);
+	put_unaligned_le16(hi, mac + 4);
+	if (is_valid_ether_addr(mac)) {
+		eth_hw_addr_set(priv->netdev, mac);
+	} else {
+		eth_hw_addr_random(priv->netdev);
+		dev_warn(&priv->pdev->dev, "invalid MAC %pM, using %pM\n", mac,
+			 priv->netdev->dev_addr);
+	}
+}
+
+static int dmsnic_probe(struct pci_dev *pdev, const struct pci_device_id *id)
+{
+	struct device *dev = &pdev->dev;
+	struct net_device *netdev;
+	struct dmsnic_priv *priv;
+	u32 magic, version, nq, i;
+	void __iomem *regs;
+	int err;
+
+	err = pcim_enable_device(pdev);
+	if (err)
+		return dev_err_probe(dev, err, "cannot enable device\n");
+	pci_set_master(pdev);
+	err = dma_set_mask_and_coherent(dev, DMA_BIT_MASK(64));
+	if (err)
+		return dev_err_probe(dev, err, "no 64-bit DMA\n");
+	regs = pcim_iomap_region(pdev, DMS_NIC_BAR_REGS, "dmsnic");
+	if (IS_ERR(regs))
+		return dev_err_probe(dev, PTR_ERR(regs), "cannot map BAR%d\n",
+				     DMS_NIC_BAR_REGS);
+
+	magic = readl(regs + DMS_NIC_REG_ID);
+	if (magic != DMS_NIC_ID_MAGIC)
+		return dev_err_probe(dev, -ENODEV,
+				     "bad identity 0x%08x (want 0x%08x)\n",
+				     magic, DMS_NIC_ID_MAGIC);
+	version = readl(regs + DMS_NIC_REG_VERSION);
+	if (version >> 16 != DMS_NIC_VERSION >> 16)
+		return dev_err_probe(dev, -ENODEV, "unsupported version %u.%u\n",
+				     version >> 16, version & 0xffff);
+	nq = readl(regs + DMS_NIC_REG_NUM_QUEUES);
+	if (!nq || nq > DMS_NIC_RSS_INDIR_SIZE)
+		return dev_err_probe(dev, -ENODEV, "bad queue count %u\n", nq);
+
+	err = dmsnic_reset(pdev, regs);
+	if (err)
+		return err;
+
+	netdev = devm_alloc_etherdev_mqs(dev, sizeof(*priv), nq, nq);
+	if (!netdev)
+		return -ENOMEM;
+	SET_NETDEV_DEV(netdev, dev);
+	priv = netdev_priv(netdev);
+	priv->netdev = netdev;
+	priv->pdev = pdev;
+	priv->regs = regs;
+	priv->max_queues = nq;
+	priv->num_queues = nq;
+	priv->max_tx_frags = dmsnic_rd32(priv, DMS_NIC_REG_MAX_TX_FRAGS);
+	priv->ntuple_size = dmsnic_rd32(priv, DMS_NIC_REG_NTUPLE_SIZE);
+	priv->rx_ring_size = DMSNIC_RING_DEFAULT;
+	priv->tx_ring_size = DMSNIC_RING_DEFAULT;
+	priv->hds = true;
+	spin_lock_init(&priv->hw_stats_lock);
+	if (!priv->max_tx_frags || priv->ntuple_size > 4096)
+		return dev_err_probe(dev, -ENODEV,
+				     "bad capabilities: %u TX frags, %u flow rules\n",
+				     priv->max_tx_frags, priv->ntuple_size);
+
+	priv->qps = devm_kcalloc(dev, nq, sizeof(*priv->qps), GFP_KERNEL);
+	priv->ntuple = devm_kcalloc(dev, priv->ntuple_size,
+				    sizeof(*priv->ntuple), GFP_KERNEL);
+	priv->ntuple_used = devm_bitmap_zalloc(dev, priv->ntuple_size,
+					       GFP_KERNEL);
+	if (!priv->qps || !priv->ntuple || !priv->ntuple_used)
+		return -ENOMEM;
+
+	/* Vector q + 1 belongs to queue pair q: all of them are needed. */
+	err = pci_alloc_irq_vectors(pdev, nq + 1, nq + 1, PCI_IRQ_MSIX);
+	if (err < 0)
+		return dev_err_probe(dev, err, "cannot get %u MSI-X vectors\n",
+				     nq + 1);
+	for (i = 0; i < nq; i++) {
+		struct dmsnic_qp *qp = &priv->qps[i];
+
+		qp->priv = priv;
+		qp->idx = i;
+		qp->regs = regs + DMS_NIC_Q_BASE(i);
+		qp->irq = pci_irq_vector(pdev, i + 1);
+		u64_stats_init(&qp->rx_stats.syncp);
+		u64_stats_init(&qp->tx_stats.syncp);
+		u64_stats_init(&qp->txc_stats.syncp);
+	}
+
+	dmsnic_read_mac(priv);
+	netdev->netdev_ops = &dmsnic_netdev_ops;
+	netdev->ethtool_ops = &dmsnic_ethtool_ops;
+	netdev->queue_mgmt_ops = &dmsnic_queue_mgmt_ops;
+	netdev->hw_features = NETIF_F_SG | NETIF_F_IP_CSUM | NETIF_F_IPV6_CSUM |
+			      NETIF_F_RXCSUM | NETIF_F_RXHASH | NETIF_F_NTUPLE;
+	netdev->features = netdev->hw_features;
+	netdev->vlan_features = NETIF_F_SG;
+	netdev->min_mtu = ETH_MIN_MTU;
+	netdev->max_mtu = dmsnic_rd32(priv, DMS_NIC_REG_MAX_MTU);
+	netdev->watchdog_timeo = 5 * HZ;
+
+	netdev_rss_key_fill(priv->rss_key, sizeof(priv->rss_key));
+	for (i = 0; i < DMS_NIC_RSS_INDIR_SIZE; i++)
+		priv->rss_indir[i] = ethtool_rxfh_indir_default(i, nq);
+	dmsnic_hw_init(priv);
+
+	priv->admin_irq = pci_irq_vector(pdev, 0);
+	snprintf(priv->admin_irq_name, sizeof(priv->admin_irq_name),
+		 "dmsnic-%s", pci_name(pdev));
+	err = request_irq(priv->admin_irq, dmsnic_admin_irq, 0,
+			  priv->admin_irq_name, priv);
+	if (err)
+		return dev_err_probe(dev, err, "cannot get the admin IRQ\n");
+
+	netif_carrier_off(netdev);
+	pci_set_drvdata(pdev, priv);
+	err = register_netdev(netdev);
+	if (err) {
+		free_irq(priv->admin_irq, priv);
+		return dev_err_probe(dev, err, "cannot register netdev\n");
+	}
+	dmsnic_wr32(priv, DMS_NIC_REG_ADMIN_IRQ_MASK, DMS_NIC_ADMIN_IRQ_LINK);
+	dmsnic_update_link(priv);
+
+	dev_info(dev, "devmemsim NIC v%u.%u: %u queue pairs, MAC %pM\n",
+		 version >> 16, version & 0xffff, nq, netdev->dev_addr);
+	return 0;
+}
+
+static void dmsnic_remove(struct pci_dev *pdev)
+{
+	struct dmsnic_priv *priv = pci_get_drvdata(pdev);
+
+	unregister_netdev(priv->netdev);
+	dmsnic_wr32(priv, DMS_NIC_REG_ADMIN_IRQ_MASK, 0);
+	free_irq(priv->admin_irq, priv);
+	dmsnic_reset(pdev, priv->regs);
+}
+
+static const struct pci_device_id dmsnic_ids[] = {
+	{ PCI_DEVICE(DMS_PCI_VENDOR_ID, DMS_PCI_DEVICE_ID_NIC) },
+	{ }
+};
+MODULE_DEVICE_TABLE(pci, dmsnic_ids);
+
+static struct pci_driver dmsnic_driver = {
+	.name = "dmsnic",
+	.id_table = dmsnic_ids,
+	.probe = dmsnic_probe,
+	.remove = dmsnic_remove,
+};
+module_pci_driver(dmsnic_driver);
+
+MODULE_DESCRIPTION("devmemsim header-split NIC");
+MODULE_LICENSE("GPL");
+MODULE_IMPORT_NS("NETDEV_INTERNAL");

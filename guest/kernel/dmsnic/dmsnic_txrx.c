@@ -1,0 +1,999 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * dmsnic datapath: RX and TX rings, NAPI, transmit, and the netdev queue
+ * management ops that restart one RX queue on its own.
+ */
+#include <linux/etherdevice.h>
+#include <linux/interrupt.h>
+#include <linux/ip.h>
+#include <linux/ipv6.h>
+#include <linux/tcp.h>
+#include <linux/udp.h>
+#include <net/netdev_queues.h>
+#include <net/page_pool/helpers.h>
+
+#include "dmsnic.h"
+
+#define DMSNIC_HBUFS_PER_PAGE	(PAGE_SIZE / DMSNIC_HDR_BUF_SIZE)
+
+static void dmsnic_q_wr32(struct dmsnic_qp *qp, u32 reg, u32 val)
+{
+	writel(val, qp->regs + reg);
+}
+
+static void dmsnic_q_wr64(struct dmsnic_qp *qp, u32 reg_lo, dma_addr_t val)
+{
+	writel(lower_32_bits(val), qp->regs + reg_lo);
+	writel(upper_32_bits(val), qp->regs + reg_lo + 4);
+}
+
+static struct device *dmsnic_dma_dev(const struct dmsnic_priv *priv)
+{
+	return &priv->pdev->dev;
+}
+
+/*
+ * Completion ownership: the device writes GEN = 1 on its first pass over a
+ * ring and flips it on every wrap. Indexes are free running and ring sizes
+ * are powers of two, so (index & size) is the driver's wrap parity.
+ */
+static bool dmsnic_rx_cmpl_owned(const struct dmsnic_rx_ring *rx,
+				 const struct dms_rx_cmpl *c)
+{
+	bool gen = le16_to_cpu(READ_ONCE(c->flags)) & DMS_RX_F_GEN;
+
+	return gen == !(rx->cmpl_head & rx->size);
+}
+
+static bool dmsnic_tx_cmpl_owned(const struct dmsnic_tx_ring *tx,
+				 const struct dms_tx_cmpl *c)
+{
+	bool gen = le16_to_cpu(READ_ONCE(c->flags)) & DMS_TX_C_GEN;
+
+	return gen == !(tx->cmpl_head & tx->size);
+}
+
+static struct dms_rx_cmpl *dmsnic_rx_cmpl_next(const struct dmsnic_rx_ring *rx)
+{
+	return &rx->cmpl_ring[rx->cmpl_head & (rx->size - 1)];
+}
+
+static struct dms_tx_cmpl *dmsnic_tx_cmpl_next(const struct dmsnic_tx_ring *tx)
+{
+	return &tx->cmpl[tx->cmpl_head & (tx->size - 1)];
+}
+
+/* ---- RX buffers ---- */
+
+static struct page_pool *dmsnic_create_pp(struct dmsnic_priv *priv,
+					  u32 pool_size, int idx)
+{
+	struct page_pool_params pp = {
+		.order = 0,
+		.flags = PP_FLAG_DMA_MAP | PP_FLAG_DMA_SYNC_DEV,
+		.pool_size = pool_size,
+		.nid = dev_to_node(dmsnic_dma_dev(priv)),
+		.dev = dmsnic_dma_dev(priv),
+		.dma_dir = DMA_FROM_DEVICE,
+		.max_len = PAGE_SIZE,
+		.netdev = priv->netdev,
+		.queue_idx = idx,
+	};
+
+	return page_pool_create(&pp);
+}
+
+/* Post header buffers up to a full ring; false if the pool ran dry. */
+static bool dmsnic_rx_post_hbufs(struct dmsnic_rx_ring *rx, gfp_t gfp)
+{
+	u32 mask = rx->size - 1;
+
+	while (rx->hbuf_posted < rx->size - 1) {
+		u32 slot = rx->hbuf_tail & mask;
+		struct dmsnic_hbuf *hb = &rx->hbufs[slot];
+		struct dms_rx_buf *d = &rx->hbuf_ring[slot];
+		unsigned int offset;
+		struct page *page;
+
+		/* The device uses buffers in ring order, so the slot at the
+		 * tail is free again unless it went out of order.
+		 */
+		if (hb->page)
+			break;
+		page = page_pool_alloc_frag(rx->hdr_pp, &offset,
+					    DMSNIC_HDR_BUF_SIZE, gfp);
+		if (!page)
+			return false;
+		hb->page = page;
+		hb->offset = offset;
+		d->addr = cpu_to_le64(page_pool_get_dma_addr(page) + offset);
+		d->id = cpu_to_le16(slot);
+		rx->hbuf_tail++;
+		rx->hbuf_posted++;
+	}
+	return true;
+}
+
+static bool dmsnic_rx_post_pbufs(struct dmsnic_rx_ring *rx, gfp_t gfp)
+{
+	u32 mask = rx->size - 1;
+
+	while (rx->pbuf_posted < rx->size - 1) {
+		u32 slot = rx->pbuf_tail & mask;
+		struct dms_rx_buf *d = &rx->pbuf_ring[slot];
+		netmem_ref netmem;
+
+		if (rx->pbufs[slot])
+			break;
+		netmem = page_pool_alloc_netmems(rx->pay_pp, gfp);
+		if (!netmem)
+			return false;
+		rx->pbufs[slot] = netmem;
+		d->addr = cpu_to_le64(page_pool_get_dma_addr_netmem(netmem));
+		d->id = cpu_to_le16(slot);
+		rx->pbuf_tail++;
+		rx->pbuf_posted++;
+	}
+	return true;
+}
+
+/*
+ * Refill both buffer rings and ring the doorbells. Returns false when a
+ * ring is left without any buffer: the device then cannot complete
+ * anything and NAPI has to come back by itself.
+ */
+static bool dmsnic_rx_refill(struct dmsnic_qp *qp)
+{
+	struct dmsnic_rx_ring *rx = &qp->rx;
+	u32 htail = rx->hbuf_tail, ptail = rx->pbuf_tail;
+	u32 mask = rx->size - 1;
+	bool ok;
+
+	ok = dmsnic_rx_post_hbufs(rx, GFP_ATOMIC | __GFP_NOWARN);
+	ok &= dmsnic_rx_post_pbufs(rx, GFP_ATOMIC | __GFP_NOWARN);
+	if (!ok) {
+		u64_stats_update_begin(&qp->rx_stats.syncp);
+		qp->rx_stats.alloc_fail++;
+		u64_stats_update_end(&qp->rx_stats.syncp);
+	}
+
+	/* writel() orders the descriptor writes before the doorbell. */
+	if (rx->hbuf_tail != htail)
+		dmsnic_q_wr32(qp, DMS_NIC_RXQ_HBUF_TAIL, rx->hbuf_tail & mask);
+	if (rx->pbuf_tail != ptail)
+		dmsnic_q_wr32(qp, DMS_NIC_RXQ_PBUF_TAIL, rx->pbuf_tail & mask);
+
+	return rx->hbuf_posted && rx->pbuf_posted;
+}
+
+static int dmsnic_rx_alloc_rings(struct dmsnic_priv *priv,
+				 struct dmsnic_rx_ring *rx, u32 size)
+{
+	struct device *dev = dmsnic_dma_dev(priv);
+
+	rx->size = size;
+	rx->hbuf_ring = dma_alloc_coherent(dev, size * sizeof(*rx->hbuf_ring),
+					   &rx->hbuf_dma, GFP_KERNEL);
+	rx->pbuf_ring = dma_alloc_coherent(dev, size * sizeof(*rx->pbuf_ring),
+					   &rx->pbuf_dma, GFP_KERNEL);
+	rx->cmpl_ring = dma_alloc_coherent(dev, size * sizeof(*rx->cmpl_ring),
+					   &rx->cmpl_dma, GFP_KERNEL);
+	rx->hbufs = kvcalloc(size, sizeof(*rx->hbufs), GFP_KERNEL);
+	rx->pbufs = kvcalloc(size, sizeof(*rx->pbufs), GFP_KERNEL);
+	if (!rx->hbuf_ring || !rx->pbuf_ring || !rx->cmpl_ring ||
+	    !rx->hbufs || !rx->pbufs)
+		return -ENOMEM;
+
+	if (!dmsnic_rx_post_hbufs(rx, GFP_KERNEL) ||
+	    !dmsnic_rx_post_pbufs(rx, GFP_KERNEL))
+		return -ENOMEM;
+	return 0;
+}
+
+/* Frees whatever part of @rx exists; the buffers go back to their pools. */
+static void dmsnic_rx_free(struct dmsnic_priv *priv, struct dmsnic_rx_ring *rx)
+{
+	struct device *dev = dmsnic_dma_dev(priv);
+	u32 i;
+
+	dev_kfree_skb_any(rx->skb);
+	for (i = 0; rx->hbufs && i < rx->size; i++)
+		if (rx->hbufs[i].page)
+			page_pool_put_page(rx->hdr_pp, rx->hbufs[i].page, -1,
+					   false);
+	for (i = 0; rx->pbufs && i < rx->size; i++)
+		if (rx->pbufs[i])
+			page_pool_put_full_netmem(rx->pay_pp, rx->pbufs[i],
+						  false);
+	kvfree(rx->hbufs);
+	kvfree(rx->pbufs);
+	if (rx->hbuf_ring)
+		dma_free_coherent(dev, rx->size * sizeof(*rx->hbuf_ring),
+				  rx->hbuf_ring, rx->hbuf_dma);
+	if (rx->pbuf_ring)
+		dma_free_coherent(dev, rx->size * sizeof(*rx->pbuf_ring),
+				  rx->pbuf_ring, rx->pbuf_dma);
+	if (rx->cmpl_ring)
+		dma_free_coherent(dev, rx->size * sizeof(*rx->cmpl_ring),
+				  rx->cmpl_ring, rx->cmpl_dma);
+	page_pool_destroy(rx->hdr_pp);
+	page_pool_destroy(rx->pay_pp);
+	memset(rx, 0, sizeof(*rx));
+}
+
+/*
+ * Build the memory of RX queue @idx. The payload pool is created here, in
+ * the queue-management alloc path, with .netdev and .queue_idx set: this is
+ * where a memory provider bound to the queue can take it over. While the
+ * interface is down only the pools are created (the core may still call us
+ * to validate a provider binding).
+ */
+static int dmsnic_rx_alloc(struct dmsnic_priv *priv, struct dmsnic_rx_ring *rx,
+			   int idx, bool rings)
+{
+	u32 size = priv->rx_ring_size;
+	struct page_pool *pp;
+	int err;
+
+	pp = dmsnic_create_pp(priv, DIV_ROUND_UP(size, DMSNIC_HBUFS_PER_PAGE),
+			      idx);
+	if (IS_ERR(pp))
+		return PTR_ERR(pp);
+	rx->hdr_pp = pp;
+
+	pp = dmsnic_create_pp(priv, size, idx);
+	if (IS_ERR(pp)) {
+		err = PTR_ERR(pp);
+		goto err_free;
+	}
+	rx->pay_pp = pp;
+
+	if (!rings)
+		return 0;
+	err = dmsnic_rx_alloc_rings(priv, rx, size);
+	if (err)
+		goto err_free;
+	return 0;
+
+err_free:
+	dmsnic_rx_free(priv, rx);
+	return err;
+}
+
+/* ---- RX completions ---- */
+
+static void dmsnic_rx_put_pbuf(struct dmsnic_rx_ring *rx, netmem_ref netmem)
+{
+	page_pool_put_full_netmem(rx->pay_pp, netmem, true);
+}
+
+/* Copy a header buffer into a new skb and recycle the buffer at once. */
+static struct sk_buff *dmsnic_rx_skb_from_hdr(struct dmsnic_qp *qp,
+					      struct dmsnic_hbuf hb, u32 len)
+{
+	struct dmsnic_rx_ring *rx = &qp->rx;
+	struct sk_buff *skb = NULL;
+
+	if (len >= ETH_HLEN && len <= DMSNIC_HDR_BUF_SIZE) {
+		void *va = page_address(hb.page) + hb.offset;
+
+		page_pool_dma_sync_for_cpu(rx->hdr_pp, hb.page, hb.offset, len);
+		skb = napi_alloc_skb(&qp->napi, len);
+		if (skb)
+			skb_put_data(skb, va, len);
+	}
+	page_pool_put_page(rx->hdr_pp, hb.page, -1, true);
+	return skb;
+}
+
+/*
+ * A frame that did not split starts in a payload buffer: copy its headers
+ * into the linear part and keep the rest of the page as a frag. Unreadable
+ * (net_iov) payload memory cannot hold headers the stack must parse, so
+ * such a frame is dropped.
+ */
+static struct sk_buff *dmsnic_rx_skb_from_pay(struct dmsnic_qp *qp,
+					      netmem_ref netmem, u32 len)
+{
+	struct dmsnic_rx_ring *rx = &qp->rx;
+	void *va = netmem_address(netmem);
+	struct sk_buff *skb;
+	u32 hlen;
+
+	if (!va || len < ETH_HLEN)
+		goto drop;
+	page_pool_dma_sync_netmem_for_cpu(rx->pay_pp, netmem, 0, len);
+	skb = napi_alloc_skb(&qp->napi, DMSNIC_RX_COPY_MAX);
+	if (!skb)
+		goto drop;
+	hlen = eth_get_headlen(qp->priv->netdev, va,
+			       min(len, DMSNIC_RX_COPY_MAX));
+	skb_put_data(skb, va, hlen);
+	if (len > hlen)
+		skb_add_rx_frag_netmem(skb, 0, netmem, hlen, len - hlen,
+				       PAGE_SIZE);
+	else
+		dmsnic_rx_put_pbuf(rx, netmem);
+	return skb;
+
+drop:
+	dmsnic_rx_put_pbuf(rx, netmem);
+	return NULL;
+}
+
+static bool dmsnic_rx_add_frag(struct dmsnic_qp *qp, struct sk_buff *skb,
+			       netmem_ref netmem, u32 len)
+{
+	struct dmsnic_rx_ring *rx = &qp->rx;
+	int nr = skb_shinfo(skb)->nr_frags;
+
+	if (!len || nr >= MAX_SKB_FRAGS) {
+		dmsnic_rx_put_pbuf(rx, netmem);
+		return !len;
+	}
+	page_pool_dma_sync_netmem_for_cpu(rx->pay_pp, netmem, 0, len);
+	skb_add_rx_frag_netmem(skb, nr, netmem, 0, len, PAGE_SIZE);
+	return true;
+}
+
+static void dmsnic_rx_meta(struct dmsnic_qp *qp, struct sk_buff *skb,
+			   const struct dms_rx_cmpl *c, u16 flags)
+{
+	netdev_features_t features = qp->priv->netdev->features;
+	u16 info = le16_to_cpu(c->info);
+
+	if ((flags & DMS_RX_F_CSUM_OK) && (features & NETIF_F_RXCSUM))
+		skb->ip_summed = CHECKSUM_UNNECESSARY;
+	if ((flags & DMS_RX_F_RSS) && (features & NETIF_F_RXHASH))
+		skb_set_hash(skb, le32_to_cpu(c->rss_hash),
+			     (info & DMS_RX_L4_MASK) ? PKT_HASH_TYPE_L4 :
+						       PKT_HASH_TYPE_L3);
+}
+
+static void dmsnic_rx_deliver(struct dmsnic_qp *qp, struct sk_buff *skb)
+{
+	struct dmsnic_rx_ring *rx = &qp->rx;
+	struct dmsnic_rx_stats *st = &qp->rx_stats;
+	unsigned int len = skb->len;
+
+	skb_mark_for_recycle(skb);
+	skb->protocol = eth_type_trans(skb, qp->priv->netdev);
+	skb_record_rx_queue(skb, qp->idx);
+
+	u64_stats_update_begin(&st->syncp);
+	st->packets++;
+	st->bytes += len;
+	if (rx->sop_flags & DMS_RX_F_SPLIT)
+		st->split++;
+	if (rx->sop_flags & DMS_RX_F_CSUM_BAD)
+		st->csum_bad++;
+	u64_stats_update_end(&st->syncp);
+
+	napi_gro_receive(&qp->napi, skb);
+}
+
+static void dmsnic_rx_count_drop(struct dmsnic_qp *qp)
+{
+	u64_stats_update_begin(&qp->rx_stats.syncp);
+	qp->rx_stats.drops++;
+	u64_stats_update_end(&qp->rx_stats.syncp);
+}
+
+/* Take the buffer a completion names out of its ring; none if bogus. */
+static bool dmsnic_rx_take_hbuf(struct dmsnic_rx_ring *rx, u16 id,
+				struct dmsnic_hbuf *hb)
+{
+	if (id >= rx->size || !rx->hbufs[id].page)
+		return false;
+	*hb = rx->hbufs[id];
+	rx->hbufs[id].page = NULL;
+	rx->hbuf_posted--;
+	return true;
+}
+
+static netmem_ref dmsnic_rx_take_pbuf(struct dmsnic_rx_ring *rx, u16 id)
+{
+	netmem_ref netmem;
+
+	if (id >= rx->size || !rx->pbufs[id])
+		return 0;
+	netmem = rx->pbufs[id];
+	rx->pbufs[id] = 0;
+	rx->pbuf_posted--;
+	return netmem;
+}
+
+/* Handle one completion; returns 1 when it ended a frame. */
+static int dmsnic_rx_one(struct dmsnic_qp *qp, const struct dms_rx_cmpl *c)
+{
+	struct dmsnic_rx_ring *rx = &qp->rx;
+	u16 flags = le16_to_cpu(c->flags);
+	u32 pay_len = le32_to_cpu(c->pay_len);
+	netmem_ref netmem = 0;
+	struct dmsnic_hbuf hb;
+	bool have_hb = false;
+	struct sk_buff *skb;
+
+	if (flags & DMS_RX_F_HDR)
+		have_hb = dmsnic_rx_take_hbuf(rx, le16_to_cpu(c->hbuf_id), &hb);
+	if (flags & DMS_RX_F_PAY)
+		netmem = dmsnic_rx_take_pbuf(rx, le16_to_cpu(c->pbuf_id));
+	if (netmem && pay_len > PAGE_SIZE) {
+		dmsnic_rx_put_pbuf(rx, netmem);
+		netmem = 0;
+	}
+	if (unlikely(((flags & DMS_RX_F_HDR) && !have_hb) ||
+		     ((flags & DMS_RX_F_PAY) && !netmem)))
+		net_warn_ratelimited("%s: rxq %u: bad completion flags 0x%x hbuf %u pbuf %u len %u\n",
+				     netdev_name(qp->priv->netdev), qp->idx,
+				     flags, le16_to_cpu(c->hbuf_id),
+				     le16_to_cpu(c->pbuf_id), pay_len);
+
+	if (flags & DMS_RX_F_SOP) {
+		if (rx->in_frame) {
+			/* The previous frame never saw its EOP. */
+			dev_kfree_skb_any(rx->skb);
+			dmsnic_rx_count_drop(qp);
+		}
+		skb = NULL;
+		/* A lost frame (DMS_RX_F_ERR) only hands its buffers back. */
+		if (have_hb && !(flags & DMS_RX_F_ERR)) {
+			skb = dmsnic_rx_skb_from_hdr(qp, hb,
+						     le16_to_cpu(c->hdr_len));
+			have_hb = false;
+		}
+		if (netmem && !(flags & DMS_RX_F_ERR)) {
+			if (skb && !dmsnic_rx_add_frag(qp, skb, netmem,
+						       pay_len)) {
+				dev_kfree_skb_any(skb);
+				skb = NULL;
+			} else if (!skb && !(flags & DMS_RX_F_HDR)) {
+				skb = dmsnic_rx_skb_from_pay(qp, netmem,
+							     pay_len);
+			} else if (!skb) {
+				dmsnic_rx_put_pbuf(rx, netmem);
+			}
+			netmem = 0;
+		}
+		if (skb)
+			dmsnic_rx_meta(qp, skb, c, flags);
+		rx->skb = skb;
+		rx->sop_flags = flags;
+		rx->in_frame = true;
+	} else if (netmem && rx->skb) {
+		if (!dmsnic_rx_add_frag(qp, rx->skb, netmem, pay_len)) {
+			dev_kfree_skb_any(rx->skb);
+			rx->skb = NULL;
+		}
+		netmem = 0;
+	}
+
+	/* Buffers of a lost frame, or named where they do not belong. */
+	if (have_hb)
+		page_pool_put_page(rx->hdr_pp, hb.page, -1, true);
+	if (netmem)
+		dmsnic_rx_put_pbuf(rx, netmem);
+
+	if (!(flags & DMS_RX_F_EOP) || !rx->in_frame)
+		return 0;
+
+	skb = rx->skb;
+	rx->skb = NULL;
+	rx->in_frame = false;
+	if (skb)
+		dmsnic_rx_deliver(qp, skb);
+	else
+		dmsnic_rx_count_drop(qp);
+	return 1;
+}
+
+static int dmsnic_rx_clean(struct dmsnic_qp *qp, int budget)
+{
+	struct dmsnic_rx_ring *rx = &qp->rx;
+	u32 start = rx->cmpl_head;
+	int frames = 0;
+
+	while (frames < budget) {
+		struct dms_rx_cmpl *c = dmsnic_rx_cmpl_next(rx);
+
+		if (!dmsnic_rx_cmpl_owned(rx, c))
+			break;
+		/* Read the rest of the entry only after its GEN bit. */
+		dma_rmb();
+		frames += dmsnic_rx_one(qp, c);
+		rx->cmpl_head++;
+	}
+	if (rx->cmpl_head != start)
+		dmsnic_q_wr32(qp, DMS_NIC_RXQ_CMPL_HEAD,
+			      rx->cmpl_head & (rx->size - 1));
+
+	if (!dmsnic_rx_refill(qp))
+		return budget;
+	return frames;
+}
+
+/* ---- TX ---- */
+
+static u32 dmsnic_tx_free(const struct dmsnic_tx_ring *tx)
+{
+	return tx->size - 1 - (READ_ONCE(tx->tail) - READ_ONCE(tx->head));
+}
+
+static void dmsnic_tx_unmap(struct device *dev, struct dmsnic_tx_buf *buf)
+{
+	dma_addr_t addr = dma_unmap_addr(buf, dma);
+	u32 len = dma_unmap_len(buf, len);
+
+	if (!len)
+		return;
+	if (buf->single)
+		dma_unmap_single(dev, addr, len, DMA_TO_DEVICE);
+	else
+		/* Skips net_iov frags: they were never mapped here. */
+		netmem_dma_unmap_page_attrs(dev, addr, len, DMA_TO_DEVICE, 0);
+	dma_unmap_len_set(buf, len, 0);
+}
+
+/* The device computes the checksum it finds by parsing the frame. */
+static bool dmsnic_tx_csum_offloadable(struct sk_buff *skb)
+{
+	u8 proto;
+
+	if (skb->protocol == htons(ETH_P_IP))
+		proto = ip_hdr(skb)->protocol;
+	else if (skb->protocol == htons(ETH_P_IPV6))
+		proto = ipv6_hdr(skb)->nexthdr;
+	else
+		return false;
+
+	if (proto == IPPROTO_TCP)
+		return skb->csum_offset == offsetof(struct tcphdr, check);
+	if (proto == IPPROTO_UDP)
+		return skb->csum_offset == offsetof(struct udphdr, check);
+	return false;
+}
+
+static void dmsnic_tx_desc(struct dmsnic_tx_ring *tx, u32 idx, dma_addr_t dma,
+			   u32 len, u16 flags)
+{
+	u32 slot = idx & (tx->size - 1);
+	struct dms_tx_desc *d = &tx->desc[slot];
+
+	d->addr = cpu_to_le64(dma);
+	d->len = cpu_to_le32(len);
+	d->flags = cpu_to_le16(flags);
+	d->tag = cpu_to_le16(slot);
+}
+
+netdev_tx_t dmsnic_start_xmit(struct sk_buff *skb, struct net_device *dev)
+{
+	struct dmsnic_priv *priv = netdev_priv(dev);
+	u16 q = skb_get_queue_mapping(skb);
+	struct dmsnic_qp *qp = &priv->qps[q];
+	struct netdev_queue *txq = netdev_get_tx_queue(dev, q);
+	struct device *dmadev = dmsnic_dma_dev(priv);
+	struct dmsnic_tx_ring *tx = &qp->tx;
+	u32 mask = tx->size - 1, first = tx->tail, idx = first;
+	u32 i, nr_frags, headlen, ndesc, last;
+	unsigned int len;
+	u16 sop = DMS_TX_F_SOP;
+	dma_addr_t dma;
+
+	if (skb_shinfo(skb)->nr_frags + 1 > priv->max_tx_frags &&
+	    __skb_linearize(skb))
+		goto drop;
+	if (skb->ip_summed == CHECKSUM_PARTIAL) {
+		if (dmsnic_tx_csum_offloadable(skb))
+			sop |= DMS_TX_F_CSUM;
+		else if (skb_checksum_help(skb))
+			goto drop;
+	}
+
+	len = skb->len;
+	headlen = skb_headlen(skb);
+	nr_frags = skb_shinfo(skb)->nr_frags;
+	ndesc = nr_frags + !!headlen;
+	last = first + ndesc - 1;
+	if (unlikely(dmsnic_tx_free(tx) < ndesc)) {
+		/* netif_txq_maybe_stop() below should make this impossible */
+		netif_tx_stop_queue(txq);
+		return NETDEV_TX_BUSY;
+	}
+
+	if (headlen) {
+		struct dmsnic_tx_buf *buf = &tx->bufs[idx & mask];
+
+		dma = dma_map_single(dmadev, skb->data, headlen, DMA_TO_DEVICE);
+		if (dma_mapping_error(dmadev, dma))
+			goto drop;
+		dma_unmap_addr_set(buf, dma, dma);
+		dma_unmap_len_set(buf, len, headlen);
+		buf->single = true;
+		dmsnic_tx_desc(tx, idx, dma, headlen,
+			       sop | (idx == last ? DMS_TX_F_EOP : 0));
+		sop = 0;
+		idx++;
+	}
+	for (i = 0; i < nr_frags; i++, idx++) {
+		const skb_frag_t *frag = &skb_shinfo(skb)->frags[i];
+		struct dmsnic_tx_buf *buf = &tx->bufs[idx & mask];
+		u32 flen = skb_frag_size(frag);
+
+		dma = skb_frag_dma_map(dmadev, frag);
+		if (dma_mapping_error(dmadev, dma))
+			goto unmap;
+		netmem_dma_unmap_addr_set(skb_frag_netmem(frag), buf, dma, dma);
+		dma_unmap_len_set(buf, len, flen);
+		buf->single = false;
+		dmsnic_tx_desc(tx, idx, dma, flen,
+			       sop | (idx == last ? DMS_TX_F_EOP : 0));
+		sop = 0;
+	}
+	tx->bufs[last & mask].skb = skb;
+	skb_tx_timestamp(skb);
+
+	/* Publish the descriptors before the stop check reads free space. */
+	smp_store_release(&tx->tail, idx);
+	if (!netif_txq_maybe_stop(txq, dmsnic_tx_free(tx), DMSNIC_TX_STOP_THRS,
+				  DMSNIC_TX_START_THRS)) {
+		u64_stats_update_begin(&qp->tx_stats.syncp);
+		qp->tx_stats.stops++;
+		u64_stats_update_end(&qp->tx_stats.syncp);
+	}
+	if (__netdev_tx_sent_queue(txq, len, netdev_xmit_more()))
+		dmsnic_q_wr32(qp, DMS_NIC_TXQ_TAIL, idx & mask);
+	return NETDEV_TX_OK;
+
+unmap:
+	while (idx != first)
+		dmsnic_tx_unmap(dmadev, &tx->bufs[--idx & mask]);
+drop:
+	dev_kfree_skb_any(skb);
+	u64_stats_update_begin(&qp->tx_stats.syncp);
+	qp->tx_stats.drops++;
+	u64_stats_update_end(&qp->tx_stats.syncp);
+	return NETDEV_TX_OK;
+}
+
+/* Reap TX completions: each one ends the frame whose EOP carries its tag. */
+static void dmsnic_tx_clean(struct dmsnic_qp *qp, int budget)
+{
+	struct netdev_queue *txq = netdev_get_tx_queue(qp->priv->netdev,
+						       qp->idx);
+	struct device *dmadev = dmsnic_dma_dev(qp->priv);
+	struct dmsnic_tx_ring *tx = &qp->tx;
+	u32 pkts = 0, bytes = 0, ok_pkts = 0, ok_bytes = 0, errors = 0;
+	u32 mask = tx->size - 1, head = tx->head, start = tx->cmpl_head;
+	/* Pairs with smp_store_release() in dmsnic_start_xmit(). */
+	u32 tail = smp_load_acquire(&tx->tail);
+
+	while (head != tail) {
+		struct dms_tx_cmpl *c = dmsnic_tx_cmpl_next(tx);
+		bool err;
+		u16 tag;
+
+		if (!dmsnic_tx_cmpl_owned(tx, c))
+			break;
+		dma_rmb();
+		err = le16_to_cpu(c->flags) & DMS_TX_C_ERR;
+		tag = le16_to_cpu(c->tag);
+		errors += err;
+
+		while (head != tail) {
+			u32 slot = head & mask;
+			struct dmsnic_tx_buf *buf = &tx->bufs[slot];
+
+			dmsnic_tx_unmap(dmadev, buf);
+			head++;
+			if (buf->skb) {
+				pkts++;
+				bytes += buf->skb->len;
+				if (!err) {
+					ok_pkts++;
+					ok_bytes += buf->skb->len;
+				}
+				napi_consume_skb(buf->skb, budget);
+				buf->skb = NULL;
+			}
+			if (slot == tag)
+				break;
+		}
+		tx->cmpl_head++;
+	}
+	if (tx->cmpl_head == start)
+		return;
+
+	dmsnic_q_wr32(qp, DMS_NIC_TXQ_CMPL_HEAD, tx->cmpl_head & mask);
+	WRITE_ONCE(tx->head, head);
+
+	u64_stats_update_begin(&qp->txc_stats.syncp);
+	qp->txc_stats.packets += ok_pkts;
+	qp->txc_stats.bytes += ok_bytes;
+	qp->txc_stats.errors += errors;
+	if (!netif_txq_completed_wake(txq, pkts, bytes, dmsnic_tx_free(tx),
+				      DMSNIC_TX_START_THRS))
+		qp->txc_stats.wakes++;
+	u64_stats_update_end(&qp->txc_stats.syncp);
+}
+
+static int dmsnic_tx_alloc(struct dmsnic_priv *priv, struct dmsnic_tx_ring *tx)
+{
+	struct device *dev = dmsnic_dma_dev(priv);
+	u32 size = priv->tx_ring_size;
+
+	tx->size = size;
+	tx->desc = dma_alloc_coherent(dev, size * sizeof(*tx->desc),
+				      &tx->desc_dma, GFP_KERNEL);
+	tx->cmpl = dma_alloc_coherent(dev, size * sizeof(*tx->cmpl),
+				      &tx->cmpl_dma, GFP_KERNEL);
+	tx->bufs = kvcalloc(size, sizeof(*tx->bufs), GFP_KERNEL);
+	if (!tx->desc || !tx->cmpl || !tx->bufs)
+		return -ENOMEM;
+	return 0;
+}
+
+/* Drop whatever the (stopped) device did not complete, free the rings. */
+static void dmsnic_tx_free_ring(struct dmsnic_priv *priv,
+				struct dmsnic_tx_ring *tx)
+{
+	struct device *dev = dmsnic_dma_dev(priv);
+
+	for (; tx->bufs && tx->head != tx->tail; tx->head++) {
+		struct dmsnic_tx_buf *buf = &tx->bufs[tx->head & (tx->size - 1)];
+
+		dmsnic_tx_unmap(dev, buf);
+		dev_kfree_skb_any(buf->skb);
+		buf->skb = NULL;
+	}
+	kvfree(tx->bufs);
+	if (tx->desc)
+		dma_free_coherent(dev, tx->size * sizeof(*tx->desc), tx->desc,
+				  tx->desc_dma);
+	if (tx->cmpl)
+		dma_free_coherent(dev, tx->size * sizeof(*tx->cmpl), tx->cmpl,
+				  tx->cmpl_dma);
+	memset(tx, 0, sizeof(*tx));
+}
+
+/* ---- NAPI and interrupts ---- */
+
+static bool dmsnic_qp_pending(const struct dmsnic_qp *qp)
+{
+	return dmsnic_rx_cmpl_owned(&qp->rx, dmsnic_rx_cmpl_next(&qp->rx)) ||
+	       dmsnic_tx_cmpl_owned(&qp->tx, dmsnic_tx_cmpl_next(&qp->tx));
+}
+
+static int dmsnic_poll(struct napi_struct *napi, int budget)
+{
+	struct dmsnic_qp *qp = container_of(napi, struct dmsnic_qp, napi);
+	int work = 0;
+
+	dmsnic_tx_clean(qp, budget);
+	if (budget)
+		work = dmsnic_rx_clean(qp, budget);
+	if (work >= budget)
+		return budget;
+
+	if (napi_complete_done(napi, work)) {
+		/* The vector fires only for completions written while armed:
+		 * arm, make sure the device has seen it, then look again for
+		 * completions that arrived before.
+		 */
+		dmsnic_q_wr32(qp, DMS_NIC_Q_IRQ_ARM, 1);
+		readl(qp->regs + DMS_NIC_RXQ_CTRL);
+		if (dmsnic_qp_pending(qp))
+			napi_schedule(napi);
+	}
+	return work;
+}
+
+static irqreturn_t dmsnic_qp_irq(int irq, void *data)
+{
+	struct dmsnic_qp *qp = data;
+
+	napi_schedule_irqoff(&qp->napi);
+	return IRQ_HANDLED;
+}
+
+/* Poll once from process context: reaps what is pending and arms the IRQ. */
+static void dmsnic_napi_kick(struct dmsnic_qp *qp)
+{
+	local_bh_disable();
+	napi_schedule(&qp->napi);
+	local_bh_enable();
+}
+
+/* ---- Hardware queue control ---- */
+
+static void dmsnic_rx_hw_start(struct dmsnic_qp *qp)
+{
+	struct dmsnic_rx_ring *rx = &qp->rx;
+	u32 mask = rx->size - 1;
+
+	page_pool_enable_direct_recycling(rx->hdr_pp, &qp->napi);
+	page_pool_enable_direct_recycling(rx->pay_pp, &qp->napi);
+
+	dmsnic_q_wr32(qp, DMS_NIC_RXQ_RING_LOG2, ilog2(rx->size));
+	dmsnic_q_wr64(qp, DMS_NIC_RXQ_HBUF_BASE_LO, rx->hbuf_dma);
+	dmsnic_q_wr64(qp, DMS_NIC_RXQ_PBUF_BASE_LO, rx->pbuf_dma);
+	dmsnic_q_wr64(qp, DMS_NIC_RXQ_CMPL_BASE_LO, rx->cmpl_dma);
+	dmsnic_q_wr32(qp, DMS_NIC_RXQ_HBUF_SIZE, DMSNIC_HDR_BUF_SIZE);
+	dmsnic_q_wr32(qp, DMS_NIC_RXQ_PBUF_SIZE, PAGE_SIZE);
+	dmsnic_q_wr32(qp, DMS_NIC_RXQ_CMPL_HEAD, rx->cmpl_head & mask);
+	dmsnic_q_wr32(qp, DMS_NIC_RXQ_CTRL, DMS_NIC_Q_ENABLE);
+	dmsnic_q_wr32(qp, DMS_NIC_RXQ_HBUF_TAIL, rx->hbuf_tail & mask);
+	dmsnic_q_wr32(qp, DMS_NIC_RXQ_PBUF_TAIL, rx->pbuf_tail & mask);
+}
+
+/* Once the read returns, the device no longer writes to the RX rings. */
+static void dmsnic_rx_hw_stop(struct dmsnic_qp *qp)
+{
+	dmsnic_q_wr32(qp, DMS_NIC_RXQ_CTRL, 0);
+	readl(qp->regs + DMS_NIC_RXQ_CTRL);
+}
+
+static void dmsnic_tx_hw_start(struct dmsnic_qp *qp)
+{
+	struct dmsnic_tx_ring *tx = &qp->tx;
+
+	dmsnic_q_wr32(qp, DMS_NIC_TXQ_RING_LOG2, ilog2(tx->size));
+	dmsnic_q_wr64(qp, DMS_NIC_TXQ_DESC_BASE_LO, tx->desc_dma);
+	dmsnic_q_wr64(qp, DMS_NIC_TXQ_CMPL_BASE_LO, tx->cmpl_dma);
+	dmsnic_q_wr32(qp, DMS_NIC_TXQ_CMPL_HEAD, 0);
+	dmsnic_q_wr32(qp, DMS_NIC_TXQ_CTRL, DMS_NIC_Q_ENABLE);
+	dmsnic_q_wr32(qp, DMS_NIC_TXQ_TAIL, 0);
+}
+
+static void dmsnic_tx_hw_stop(struct dmsnic_qp *qp)
+{
+	dmsnic_q_wr32(qp, DMS_NIC_TXQ_CTRL, 0);
+	readl(qp->regs + DMS_NIC_TXQ_CTRL);
+}
+
+/* ---- Bringing queue pairs up and down ---- */
+
+static int dmsnic_qp_up(struct dmsnic_priv *priv, struct dmsnic_qp *qp)
+{
+	struct net_device *netdev = priv->netdev;
+	int err;
+
+	err = dmsnic_rx_alloc(priv, &qp->rx, qp->idx, true);
+	if (err)
+		return err;
+	err = dmsnic_tx_alloc(priv, &qp->tx);
+	if (err)
+		goto err_free;
+
+	netif_napi_add_config_locked(netdev, &qp->napi, dmsnic_poll, qp->idx);
+	snprintf(qp->irq_name, sizeof(qp->irq_name), "%s-q%u", netdev->name,
+		 qp->idx);
+	err = request_irq(qp->irq, dmsnic_qp_irq, 0, qp->irq_name, qp);
+	if (err)
+		goto err_del;
+	netif_napi_set_irq_locked(&qp->napi, qp->irq);
+	netif_queue_set_napi(netdev, qp->idx, NETDEV_QUEUE_TYPE_RX, &qp->napi);
+	netif_queue_set_napi(netdev, qp->idx, NETDEV_QUEUE_TYPE_TX, &qp->napi);
+
+	dmsnic_rx_hw_start(qp);
+	dmsnic_tx_hw_start(qp);
+	napi_enable_locked(&qp->napi);
+	dmsnic_napi_kick(qp);
+	return 0;
+
+err_del:
+	netif_napi_del_locked(&qp->napi);
+err_free:
+	dmsnic_tx_free_ring(priv, &qp->tx);
+	dmsnic_rx_free(priv, &qp->rx);
+	return err;
+}
+
+/* Tear down a pair whose NAPI is already disabled. */
+static void dmsnic_qp_down(struct dmsnic_priv *priv, struct dmsnic_qp *qp)
+{
+	struct net_device *netdev = priv->netdev;
+
+	dmsnic_rx_hw_stop(qp);
+	dmsnic_tx_hw_stop(qp);
+	free_irq(qp->irq, qp);
+
+	/* NAPI is disabled: the pools may drop it as their direct owner. */
+	dmsnic_rx_free(priv, &qp->rx);
+	dmsnic_tx_free_ring(priv, &qp->tx);
+	netdev_tx_reset_queue(netdev_get_tx_queue(netdev, qp->idx));
+
+	netif_queue_set_napi(netdev, qp->idx, NETDEV_QUEUE_TYPE_RX, NULL);
+	netif_queue_set_napi(netdev, qp->idx, NETDEV_QUEUE_TYPE_TX, NULL);
+	netif_napi_del_locked(&qp->napi);
+}
+
+/* Called under the netdev instance lock (ndo_open, ethtool). */
+int dmsnic_up(struct dmsnic_priv *priv)
+{
+	u32 i;
+	int err;
+
+	for (i = 0; i < priv->num_queues; i++) {
+		err = dmsnic_qp_up(priv, &priv->qps[i]);
+		if (err)
+			goto err_down;
+	}
+	netif_tx_start_all_queues(priv->netdev);
+	return 0;
+
+err_down:
+	while (i--) {
+		napi_disable_locked(&priv->qps[i].napi);
+		dmsnic_qp_down(priv, &priv->qps[i]);
+	}
+	return err;
+}
+
+void dmsnic_down(struct dmsnic_priv *priv)
+{
+	u32 i;
+
+	/* NAPI first: a poll reaping TX completions may wake a queue. */
+	for (i = 0; i < priv->num_queues; i++)
+		napi_disable_locked(&priv->qps[i].napi);
+	netif_tx_disable(priv->netdev);
+	for (i = 0; i < priv->num_queues; i++)
+		dmsnic_qp_down(priv, &priv->qps[i]);
+}
+
+/* ---- Queue management ops (netdev_rx_queue_restart() and providers) ---- */
+
+static int dmsnic_queue_mem_alloc(struct net_device *dev,
+				  struct netdev_queue_config *qcfg,
+				  void *qmem, int idx)
+{
+	struct dmsnic_priv *priv = netdev_priv(dev);
+
+	return dmsnic_rx_alloc(priv, qmem, idx, netif_running(dev));
+}
+
+static void dmsnic_queue_mem_free(struct net_device *dev, void *qmem)
+{
+	dmsnic_rx_free(netdev_priv(dev), qmem);
+}
+
+/*
+ * Only the RX side of the pair changes hands. The pair's TX ring keeps
+ * its descriptors; its completions wait while NAPI is disabled and are
+ * reaped by the poll dmsnic_napi_kick() runs.
+ */
+static int dmsnic_queue_start(struct net_device *dev,
+			      struct netdev_queue_config *qcfg,
+			      void *qmem, int idx)
+{
+	struct dmsnic_priv *priv = netdev_priv(dev);
+	struct dmsnic_qp *qp = &priv->qps[idx];
+
+	memcpy(&qp->rx, qmem, sizeof(qp->rx));
+	dmsnic_rx_hw_start(qp);
+	napi_enable_locked(&qp->napi);
+	dmsnic_napi_kick(qp);
+	return 0;
+}
+
+static int dmsnic_queue_stop(struct net_device *dev, void *qmem, int idx)
+{
+	struct dmsnic_priv *priv = netdev_priv(dev);
+	struct dmsnic_qp *qp = &priv->qps[idx];
+
+	napi_disable_locked(&qp->napi);
+	dmsnic_rx_hw_stop(qp);
+	page_pool_disable_direct_recycling(qp->rx.hdr_pp);
+	page_pool_disable_direct_recycling(qp->rx.pay_pp);
+	memcpy(qmem, &qp->rx, sizeof(qp->rx));
+	memset(&qp->rx, 0, sizeof(qp->rx));
+	return 0;
+}
+
+const struct netdev_queue_mgmt_ops dmsnic_queue_mgmt_ops = {
+	.ndo_queue_mem_size	= sizeof(struct dmsnic_rx_ring),
+	.ndo_queue_mem_alloc	= dmsnic_queue_mem_alloc,
+	.ndo_queue_mem_free	= dmsnic_queue_mem_free,
+	.ndo_queue_start	= dmsnic_queue_start,
+	.ndo_queue_stop		= dmsnic_queue_stop,
+};

@@ -1,0 +1,408 @@
+"""dmsnic end to end on a two-node cluster (one boot for the whole class):
+link, ping, iperf3 TCP both ways with header split on and off at MTU 1500
+and 9000, split counters, ntuple steering to queue 2, RSS, channels, and
+RX queue restarts through the queue-management API under traffic.
+
+The dmsnic interface of node i is found by driver; it carries 10.10.0.(i+1)/24
+(the guest init sets it; SETUP adds it if missing). Throughput figures are
+printed at the end, never asserted beyond "traffic flowed"."""
+
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+import unittest
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+CLI = ROOT / "devmemsim"
+NAME = f"nic-test-{os.getpid()}"
+ADDR = {0: "10.10.0.1", 1: "10.10.0.2"}
+IPERF_SECONDS = 4
+
+# Prints the dmsnic interface name; makes sure it is up and addressed.
+SETUP = r"""
+set -e
+IF=$(ls /sys/bus/pci/drivers/dmsnic/*/net/ | head -n1)
+[ -n "$IF" ]
+idx=$(hostname | tr -dc 0-9)
+ip link set "$IF" up
+ip -4 addr show dev "$IF" | grep -q "10.10.0.$((idx + 1))/24" ||
+	ip addr add "10.10.0.$((idx + 1))/24" dev "$IF"
+pkill iperf3 || true
+echo "IF=$IF"
+"""
+
+
+# Generic netlink from the guest's python3 (no ynl there; ethtool 6.14 has no
+# hds-thresh):
+#   rings IF [THRESH]  set hds-thresh, print "tcp_data_split=N hds_thresh=N hds_thresh_max=N"
+#   pools IF           print the ids of IF's live page pools, one line
+GENL = r"""
+import socket, struct, sys
+
+def attr(t, data):
+    return struct.pack("HH", 4 + len(data), t) + data + b"\0" * (-len(data) % 4)
+
+def attrs(buf):
+    out = {}
+    while len(buf) >= 4:
+        ln, t = struct.unpack_from("HH", buf)
+        out[t & 0x3fff] = buf[4:ln]
+        buf = buf[(ln + 3) & ~3:]
+    return out
+
+def uint(b):
+    return int.from_bytes(b, "little")
+
+s = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 16)  # NETLINK_GENERIC
+seq = 0
+
+def req(family, cmd, payload, dump=False):
+    global seq
+    seq += 1
+    body = struct.pack("BBH", cmd, 1, 0) + payload
+    flags = 0x301 if dump else 5  # REQUEST|DUMP or REQUEST|ACK
+    s.send(struct.pack("IHHII", 16 + len(body), family, flags, seq, 0) + body)
+    replies = []
+    while True:
+        data = s.recv(1 << 16)
+        while data:
+            ln, typ = struct.unpack_from("IH", data)
+            msg = data[16:ln]
+            data = data[(ln + 3) & ~3:]
+            if typ in (2, 3):  # NLMSG_ERROR, NLMSG_DONE
+                err = struct.unpack_from("i", msg)[0]
+                if err:
+                    sys.exit("netlink error %d" % err)
+                return replies
+            replies.append(attrs(msg[4:]))
+
+def family(name):
+    return uint(req(0x10, 3, attr(2, name.encode() + b"\0"))[0][1])  # CTRL_CMD_GETFAMILY
+
+if sys.argv[1] == "rings":
+    fam = family("ethtool")
+    hdr = attr(1 | 0x8000, attr(2, sys.argv[2].encode() + b"\0"))  # RINGS_HEADER{DEV_NAME}
+    if len(sys.argv) > 3:
+        req(fam, 16, hdr + attr(17, struct.pack("I", int(sys.argv[3]))))  # RINGS_SET HDS_THRESH
+    r = req(fam, 15, hdr)[-1]  # RINGS_GET
+    print("tcp_data_split=%d hds_thresh=%d hds_thresh_max=%d" % (r[11][0], uint(r[17]), uint(r[18])))
+else:
+    ifindex = socket.if_nametoindex(sys.argv[2])
+    pools = req(family("netdev"), 5, b"", dump=True)  # PAGE_POOL_GET
+    print(" ".join(str(uint(p[1])) for p in pools
+                   if 2 in p and uint(p[2]) == ifindex and 6 not in p))  # IFINDEX, !DETACH_TIME
+"""
+
+
+def cli(*args, timeout=600):
+    return subprocess.run([str(CLI), *args], text=True, capture_output=True, timeout=timeout)
+
+
+class Nic(unittest.TestCase):
+    results = []
+
+    @classmethod
+    def setUpClass(cls):
+        res = cli("boot", "--nodes", "2", "--name", NAME, timeout=1800)
+        if res.returncode != 0:
+            raise RuntimeError(f"boot failed:\n{res.stdout}\n{res.stderr}")
+        cls.ifname = {}
+        try:
+            for n in (0, 1):
+                out = cls.sh(n, SETUP)
+                cls.ifname[n] = re.search(r"^IF=(\S+)$", out, re.M).group(1)
+            # Wait for the carrier and for the peer to answer.
+            cls.sh(0, f"for i in $(seq 60); do ping -c1 -W1 {ADDR[1]} >/dev/null && exit 0; sleep 1; done; exit 1",
+                   timeout=300)
+        except Exception:
+            cli("stop", "--name", NAME)
+            raise
+
+    @classmethod
+    def tearDownClass(cls):
+        cli("stop", "--name", NAME, timeout=120)
+        if cls.results:
+            print("\niperf3 TCP throughput (Gbit/s):", file=sys.stderr)
+            for r in cls.results:
+                print(f"  {r}", file=sys.stderr)
+
+    @classmethod
+    def sh(cls, node, script, timeout=600, check=True):
+        res = cli("exec", "--name", NAME, f"node{node}", "--", script, timeout=timeout)
+        if check and res.returncode != 0:
+            raise AssertionError(f"node{node}: exit {res.returncode}\n$ {script}\n{res.stdout}\n{res.stderr}")
+        return res.stdout
+
+    # ---- helpers ---------------------------------------------------------
+
+    def both(self, script):
+        for n in (0, 1):
+            self.sh(n, script.format(IF=self.ifname[n]))
+
+    def genl(self, node, *args, check=True):
+        argv = " ".join(str(a) for a in args)
+        res = cli("exec", "--name", NAME, f"node{node}", "--", f"python3 - {argv} <<'EOF'\n{GENL}\nEOF")
+        if check and res.returncode:
+            raise AssertionError(f"node{node}: genl {argv}: {res.stderr}")
+        return res
+
+    def hds(self, node, thresh=None):
+        """Header-split state over ethtool netlink (and set hds-thresh)."""
+        extra = () if thresh is None else (thresh,)
+        return self.genl(node, "rings", self.ifname[node], *extra).stdout
+
+    def pools(self, node):
+        return set(self.genl(node, "pools", self.ifname[node]).stdout.split())
+
+    def stats(self, node):
+        """ethtool -S as {name: int}."""
+        out = self.sh(node, f"ethtool -S {self.ifname[node]}")
+        return {k: int(v) for k, v in re.findall(r"^\s*(\S+):\s*(\d+)\s*$", out, re.M)}
+
+    @staticmethod
+    def delta(before, after, pattern):
+        rx = re.compile(pattern)
+        return sum(after[k] - before.get(k, 0) for k in after if rx.fullmatch(k))
+
+    def configure(self, mtu, hds):
+        self.both("ip link set {IF} mtu %d && ethtool -G {IF} tcp-data-split %s" % (mtu, "on" if hds else "off"))
+
+    def iperf(self, client, server, port=5201, seconds=IPERF_SECONDS, reverse=False, extra=""):
+        """Run iperf3 from client to server; returns the parsed JSON."""
+        self.sh(server, f"iperf3 -s -D -1 -p {port} >/dev/null 2>&1; sleep 0.5")
+        out = self.sh(client, f"iperf3 -c {ADDR[server]} -p {port} -t {seconds} -J {'-R' if reverse else ''} {extra}",
+                      timeout=300)
+        return json.loads(out)
+
+    @staticmethod
+    def gbps(result):
+        return result["end"]["sum_received"]["bits_per_second"] / 1e9
+
+    def transfer_both_ways(self, mtu, hds):
+        self.configure(mtu, hds)
+        for sender, receiver in ((0, 1), (1, 0)):
+            before = self.stats(receiver)
+            res = self.iperf(sender, receiver)
+            after = self.stats(receiver)
+            self.assertNotIn("error", res, res.get("error"))
+            received = res["end"]["sum_received"]["bytes"]
+            self.assertGreater(received, 1 << 20, "less than 1 MiB went through")
+            rx_pkts = self.delta(before, after, r"rx\d+_packets")
+            split = self.delta(before, after, r"rx\d+_split")
+            self.assertGreater(rx_pkts, received // (mtu + 100))
+            if hds:
+                # Every full-sized data segment splits; ACKs and the like do not.
+                self.assertGreater(split, received // (mtu + 100) * 9 // 10)
+            else:
+                self.assertEqual(split, 0)
+            self.assertEqual(self.delta(before, after, r"rx\d+_csum_bad"), 0)
+            self.assertEqual(self.delta(before, after, r"rx\d+_drops"), 0)
+            self.results.append(f"node{sender}->node{receiver} mtu {mtu} hds {'on ' if hds else 'off'}: "
+                                f"{self.gbps(res):.3f} (split frames {split}, rx frames {rx_pkts})")
+
+    # ---- tests (run in name order on one cluster) ------------------------
+
+    def test_01_link_up(self):
+        for n in (0, 1):
+            out = self.sh(n, f"ip -br link show {self.ifname[n]}; ethtool {self.ifname[n]}")
+            self.assertIn("LOWER_UP", out)
+            self.assertIn("Link detected: yes", out)
+
+    def test_02_ping_both_ways(self):
+        self.sh(0, f"ping -c 3 -i 0.2 {ADDR[1]}")
+        self.sh(1, f"ping -c 3 -i 0.2 {ADDR[0]}")
+        # Larger than a header buffer and than a page (not split: ICMP).
+        self.sh(0, f"ping -c 2 -s 6000 {ADDR[1]}")
+
+    def test_03_features_and_rings(self):
+        out = self.sh(0, f"ethtool -k {self.ifname[0]}; ethtool -g {self.ifname[0]}; ethtool -l {self.ifname[0]}")
+        for feat in ("rx-checksumming: on", "tx-checksumming: on", "scatter-gather: on",
+                     "receive-hashing: on", "ntuple-filters: on"):
+            self.assertIn(feat, out)
+        self.assertRegex(out, r"TCP data split:\s+on")
+        self.assertRegex(out, r"Combined:\s+4")
+        self.assertIn("tcp_data_split=2 hds_thresh=0 hds_thresh_max=256", self.hds(0))
+
+    def test_10_iperf_hds_on_mtu1500(self):
+        self.transfer_both_ways(1500, True)
+
+    def test_11_iperf_hds_off_mtu1500(self):
+        self.transfer_both_ways(1500, False)
+
+    def test_12_iperf_hds_on_mtu9000(self):
+        self.transfer_both_ways(9000, True)
+
+    def test_13_iperf_hds_off_mtu9000(self):
+        try:
+            self.transfer_both_ways(9000, False)
+        finally:
+            self.configure(1500, True)
+
+    def test_14_hds_thresh(self):
+        # Payloads up to the threshold stay whole in the header buffer.
+        for n in (0, 1):
+            self.assertIn("hds_thresh=256", self.hds(n, 256))
+        try:
+            # Beyond hds_thresh_max is refused by the core.
+            self.assertNotEqual(self.genl(0, "rings", self.ifname[0], 257, check=False).returncode, 0)
+            # UDP keeps datagram sizes: 200-byte payloads stay whole, 1000-byte ones split.
+            for size, splits in ((200, False), (1000, True)):
+                before = self.stats(1)
+                res = self.iperf(0, 1, seconds=2, extra=f"-u -b 4M -l {size}")
+                after = self.stats(1)
+                self.assertGreater(res["end"]["sum"]["packets"], 100)
+                frames = self.delta(before, after, r"rx\d+_packets")
+                split = self.delta(before, after, r"rx\d+_split")
+                self.assertGreater(frames, 100)
+                if splits:
+                    self.assertGreater(split, frames * 9 // 10)
+                else:
+                    self.assertLess(split, 5)
+        finally:
+            for n in (0, 1):
+                self.hds(n, 0)
+
+    def test_20_ntuple_steers_to_queue2(self):
+        rif = self.ifname[1]
+        # Keep RSS off queue 2 so only the rule can put the flow there.
+        self.sh(1, f"ethtool -X {rif} equal 2")
+        rule = None
+        try:
+            out = self.sh(1, f"ethtool -N {rif} flow-type tcp4 dst-ip {ADDR[1]} dst-port 5202 action 2")
+            rule = int(re.search(r"Added rule with ID (\d+)", out).group(1))
+            listing = self.sh(1, f"ethtool -n {rif}")
+            self.assertIn(f"Filter: {rule}", listing)
+            self.assertRegex(listing, r"Action: Direct to queue 2")
+
+            before = self.stats(1)
+            res = self.iperf(0, 1, port=5202)
+            after = self.stats(1)
+            q2 = self.delta(before, after, r"rx2_packets")
+            total = self.delta(before, after, r"rx\d+_packets")
+            data_frames = res["end"]["sum_received"]["bytes"] // 1500
+            self.assertGreater(q2, data_frames * 9 // 10, f"queue 2 got {q2} of {total} frames")
+            # A flow on another port stays off queue 2.
+            before = self.stats(1)
+            self.iperf(0, 1, port=5203, seconds=2)
+            after = self.stats(1)
+            self.assertLess(self.delta(before, after, r"rx2_packets"), 10)
+        finally:
+            if rule is not None:
+                self.sh(1, f"ethtool -N {rif} delete {rule}")
+            self.sh(1, f"ethtool -X {rif} default")
+        self.assertIn("Total 0 rules", self.sh(1, f"ethtool -n {rif}"))
+
+    def test_21_ntuple_ipv6_and_masks(self):
+        rif = self.ifname[1]
+        try:
+            # ethtool masks name the bits to ignore; the driver keeps value & mask.
+            self.sh(1, f"ethtool -N {rif} flow-type tcp6 dst-ip fe80::1 m ::ffff dst-port 80 m 0xff00 "
+                       "action 1 loc 5")
+            out = self.sh(1, f"ethtool -N {rif} flow-type udp4 src-ip 10.10.0.1 src-port 9 action 3")
+            self.assertIn("Added rule with ID 0", out)
+            self.assertIn("Total 2 rules", self.sh(1, f"ethtool -n {rif}"))
+            one = self.sh(1, f"ethtool -n {rif} rule 5")
+            self.assertIn("TCP over IPv6", one)
+            self.assertIn("Dest IP addr: fe80:: mask: ::ffff", one)
+            self.assertIn("Dest port: 80 mask: 0xff00", one)
+            self.assertIn("Action: Direct to queue 1", one)
+            # Queue out of range, unsupported flow type, taken slot.
+            for bad in ("flow-type tcp4 dst-port 1 action 9", "flow-type ether proto 0x88b5 action 1"):
+                self.assertNotEqual(cli("exec", "--name", NAME, "node1", "--",
+                                        f"ethtool -N {rif} {bad}").returncode, 0, bad)
+            # Channels cannot drop below a queue a rule points at.
+            self.assertNotEqual(cli("exec", "--name", NAME, "node1", "--",
+                                    f"ethtool -L {rif} combined 3").returncode, 0)
+        finally:
+            self.sh(1, f"ethtool -N {rif} delete 5; ethtool -N {rif} delete 0", check=False)
+        self.assertIn("Total 0 rules", self.sh(1, f"ethtool -n {rif}"))
+
+    def test_22_rss_indirection_and_key(self):
+        rif = self.ifname[1]
+        key = ":".join(["6d", "5a"] * 20)
+        self.sh(1, f"ethtool -X {rif} hkey {key} weight 1 1 0 0")
+        try:
+            out = self.sh(1, f"ethtool -x {rif}")
+            self.assertIn(key, out)
+            rows = re.findall(r"^\s*\d+:\s+(.*)$", out, re.M)
+            table = [int(v) for row in rows for v in row.split()]
+            self.assertEqual(len(table), 128)
+            self.assertEqual(set(table), {0, 1})
+            before = self.stats(1)
+            self.iperf(0, 1, seconds=2, extra="-P 4")
+            after = self.stats(1)
+            self.assertLess(self.delta(before, after, r"rx[23]_packets"), 10)
+        finally:
+            self.sh(1, f"ethtool -X {rif} default")
+
+    def test_30_channels(self):
+        self.both("ethtool -L {IF} combined 2")
+        try:
+            out = self.sh(0, f"ethtool -l {self.ifname[0]}; ethtool -S {self.ifname[0]}")
+            self.assertRegex(out, r"Current hardware settings:[\s\S]*Combined:\s+2")
+            self.assertNotIn("rx2_packets", out)
+            self.sh(0, f"ping -c 3 -i 0.2 {ADDR[1]}")
+            res = self.iperf(0, 1, seconds=2)
+            self.assertGreater(res["end"]["sum_received"]["bytes"], 0)
+        finally:
+            self.both("ethtool -L {IF} combined 4")
+        self.sh(0, f"ping -c 2 -i 0.2 {ADDR[1]}")
+
+    def test_31_reconfigure_under_traffic(self):
+        """Full down/up paths (channels, TX ring size) and device-wide
+        settings (MTU, header split) while TCP runs both ways."""
+        self.sh(1, "iperf3 -s -D -1 -p 5205 >/dev/null 2>&1; sleep 0.5")
+        self.sh(0, f"iperf3 -c {ADDR[1]} -p 5205 -t 20 -J --bidir >/tmp/reconf.json 2>&1 &")
+        time.sleep(3)
+        if0 = self.ifname[0]
+        self.sh(0, f"for i in 1 2; do ip link set {if0} mtu 9000; sleep 1; ip link set {if0} mtu 1500; "
+                   f"ethtool -L {if0} combined 2; sleep 1; ethtool -L {if0} combined 4; "
+                   f"ethtool -G {if0} tx 512; ethtool -G {if0} tx 1024; "
+                   f"ethtool -G {if0} tcp-data-split off; sleep 1; ethtool -G {if0} tcp-data-split on; done")
+        self.sh(0, "while pidof iperf3 >/dev/null; do sleep 1; done", timeout=300)
+        res = json.loads(self.sh(0, "cat /tmp/reconf.json"))
+        self.assertNotIn("error", res, res.get("error"))
+        self.assertGreater(res["end"]["sum_received"]["bytes"], 1 << 20)
+        self.assertGreater(res["end"]["sum_received_bidir_reverse"]["bytes"], 1 << 20)
+
+    def test_40_rx_queue_restart_under_traffic(self):
+        """ethtool -G rx N replaces each RX queue's rings and pools through
+        netdev_rx_queue_restart() while an iperf3 connection runs."""
+        pools = {n: self.pools(n) for n in (0, 1)}
+        for n in (0, 1):  # a header and a payload pool per RX queue
+            self.assertEqual(len(pools[n]), 8, pools[n])
+        self.sh(1, "iperf3 -s -D -1 -p 5204 >/dev/null 2>&1; sleep 0.5")
+        self.sh(0, f"iperf3 -c {ADDR[1]} -p 5204 -t 30 -J --bidir >/tmp/restart.json 2>&1 &")
+        time.sleep(3)
+        for size in (512, 256, 1024, 512, 1024):
+            for n in (1, 0):
+                self.sh(n, f"ethtool -G {self.ifname[n]} rx {size}")
+            time.sleep(1)
+        for n in (0, 1):
+            self.assertRegex(self.sh(n, f"ethtool -g {self.ifname[n]}"),
+                             r"Current hardware settings:\s*\nRX:\s+1024")
+            now = self.pools(n)
+            self.assertEqual(len(now), 8, now)
+            self.assertFalse(now & pools[n], "every RX queue got new page pools")
+        self.sh(0, "while pidof iperf3 >/dev/null; do sleep 1; done", timeout=300)
+        res = json.loads(self.sh(0, "cat /tmp/restart.json"))
+        self.assertNotIn("error", res, res.get("error"))
+        for s in res["end"]["streams"]:
+            for side in ("sender", "receiver"):
+                self.assertGreater(s[side]["bytes"], 1 << 20)
+        self.results.append(f"bidirectional during 10 RX ring restarts: {self.gbps(res):.3f} "
+                            f"(+ reverse {res['end']['sum_received_bidir_reverse']['bits_per_second'] / 1e9:.3f})")
+
+    def test_90_no_kernel_warnings(self):
+        for n in (0, 1):
+            out = self.sh(n, "dmesg")
+            for bad in ("WARNING:", "BUG:", "Oops", "stalled pool", "NETDEV WATCHDOG", "bad completion"):
+                self.assertNotIn(bad, out, f"node{n}: {bad}")
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
