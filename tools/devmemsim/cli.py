@@ -58,6 +58,8 @@ def make_parser():
     b = sub.add_parser("boot", help="boot a long-lived cluster")
     add_node_options(b)
     b.add_argument("--name", default="default", help="cluster name (default 'default')")
+    b.add_argument("--compare-nics", action="store_true",
+                   help="two nodes only: also link them by e1000e and virtio-net (benchmarks)")
 
     e = sub.add_parser("exec", help="run CMD on a node of a booted cluster")
     e.add_argument("node", metavar="NODE", help="node0, node1, ... (or 0, 1, ...)")
@@ -172,7 +174,9 @@ def cmd_boot(a) -> int:
     art = B.build_all()
     cl = Cluster(a.name)
     started = time.monotonic()
-    hellos = cl.boot(art, a.nodes, a.config, a.set, a.accel, a.memory, a.smp)
+    if a.compare_nics and a.nodes != 2:
+        raise UsageError("--compare-nics needs --nodes 2")
+    hellos = cl.boot(art, a.nodes, a.config, a.set, a.accel, a.memory, a.smp, a.compare_nics)
     for node, h in hellos.items():
         print(f"{node}: up, Linux {h.get('kernel')}")
     print(f"cluster {a.name!r}: {len(hellos)} node(s) in {time.monotonic() - started:.1f} s; run dir {cl.dir}")

@@ -59,7 +59,13 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def qemu_argv(art: Artifacts, d: Path, node: NodeSpec, nodes: int, accel: str, memory: str, smp: int) -> list:
+# NICs a benchmark can compare with devmemsim-nic on extra links between two
+# nodes: (device, tag, MAC byte 4).
+COMPARE_NICS = (("e1000e", "e1000e", 0xe1), ("virtio-net-pci", "virtio", 0xf1))
+
+
+def qemu_argv(art: Artifacts, d: Path, node: NodeSpec, nodes: int, accel: str, memory: str, smp: int,
+              compare_nics: bool = False) -> list:
     n = node.name
     mac_mgmt = f"52:54:00:00:ff:{node.index:02x}"
     mac_data = f"52:54:00:d5:00:{node.index:02x}"
@@ -109,6 +115,11 @@ def qemu_argv(art: Artifacts, d: Path, node: NodeSpec, nodes: int, accel: str, m
         argv += ["-netdev", f"vde,id=data,sock={d / 'vde'}"]
         nic += ",netdev=data"
     argv += ["-device", nic]
+    for model, tag, byte in COMPARE_NICS if compare_nics else ():
+        sock = d / f"link-{tag}.sock"
+        server = "server=on" if node.index == 0 else "server=off,reconnect-ms=500"
+        argv += ["-netdev", f"stream,id={tag},{server},addr.type=unix,addr.path={sock}",
+                 "-device", f"{model},netdev={tag},mac=52:54:00:{byte:02x}:00:{node.index:02x},romfile="]
     return argv
 
 
@@ -137,7 +148,8 @@ class Cluster:
     def running(self) -> bool:
         return any(self.pid(n) for n in self.node_names())
 
-    def boot(self, art: Artifacts, nodes: int, config: str, sets: list, accel: str, memory: str, smp: int) -> dict:
+    def boot(self, art: Artifacts, nodes: int, config: str, sets: list, accel: str, memory: str, smp: int,
+             compare_nics: bool = False) -> dict:
         """Start every node and wait until each agent answers; returns
         {node: hello}. On failure every started node is stopped."""
         if self.running():
@@ -152,7 +164,7 @@ class Cluster:
             if nodes > 2:
                 self._start_vde()
             for spec in specs:
-                procs[spec.name] = self._start(art, spec, nodes, accel, memory, smp)
+                procs[spec.name] = self._start(art, spec, nodes, accel, memory, smp, compare_nics)
             hellos = {}
             deadline = time.monotonic() + BOOT_TIMEOUT
             for spec in specs:
@@ -183,8 +195,9 @@ class Cluster:
             time.sleep(0.1)
         raise Failure(f"vde_switch did not start; see {self.dir / 'vde.log'}")
 
-    def _start(self, art: Artifacts, spec: NodeSpec, nodes: int, accel: str, memory: str, smp: int):
-        argv = qemu_argv(art, self.dir, spec, nodes, accel, memory, smp)
+    def _start(self, art: Artifacts, spec: NodeSpec, nodes: int, accel: str, memory: str, smp: int,
+               compare_nics: bool):
+        argv = qemu_argv(art, self.dir, spec, nodes, accel, memory, smp, compare_nics)
         (self.dir / f"{spec.name}.cmdline").write_text(" ".join(argv) + "\n")
         logf = open(self.dir / f"{spec.name}.log", "w")
         try:
