@@ -214,11 +214,15 @@ class build_lock:
         cache = cache_dir()
         cache.mkdir(parents=True, exist_ok=True)
         self.f = open(cache / ".build.lock", "w")
-        try:
-            fcntl.flock(self.f, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            log(f"waiting for another devmemsim build using {cache}")
-            fcntl.flock(self.f, fcntl.LOCK_EX)
+        # A short wait is silent (another command checking its build).
+        for _ in range(20):
+            try:
+                fcntl.flock(self.f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                return self
+            except BlockingIOError:
+                time.sleep(0.1)
+        log(f"waiting for another devmemsim build using {cache}")
+        fcntl.flock(self.f, fcntl.LOCK_EX)
         return self
 
     def __exit__(self, *exc):
