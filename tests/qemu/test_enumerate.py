@@ -9,10 +9,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "sysc-model" / "include"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from contract import C  # noqa: E402
 from qtest import SWITCH, Pci, QTest  # noqa: E402
 
-NIC = (0x1af4, 0x10f0)
-GPU = (0x1af4, 0x10f1)
+NIC = (C.DMS_PCI_VENDOR_ID, C.DMS_PCI_DEVICE_ID_NIC)
+GPU = (C.DMS_PCI_VENDOR_ID, C.DMS_PCI_DEVICE_ID_GPU)
 NODE_DEVICES = SWITCH + [
     "-device", "devmemsim-nic,node=dms,bus=dn0,mac=52:54:00:12:34:56",
     "-device", "devmemsim-gpu,node=dms,bus=dn1",
@@ -46,8 +47,8 @@ class Enumerate(unittest.TestCase):
         self.assertEqual(self.qt.cfg_read(self.pci.devices[GPU], 8) >> 16, 0x0302)
 
     def test_bars(self):
-        self.assertEqual(self.pci.bar(NIC, 0)[1:], (0x10000, True, False))
-        self.assertEqual(self.pci.bar(GPU, 0)[1:], (0x10000, True, False))
+        self.assertEqual(self.pci.bar(NIC, C.DMS_NIC_BAR_REGS)[1:], (C.DMS_NIC_REGS_SIZE, True, False))
+        self.assertEqual(self.pci.bar(GPU, C.DMS_GPU_BAR_REGS)[1:], (C.DMS_GPU_REGS_SIZE, True, False))
         self.assertEqual(self.pci.bar(GPU, 2)[1:], (256 << 20, True, True))
         self.assertIn((self.pci.devices[NIC], 4), self.pci.bars)
         self.assertIn((self.pci.devices[GPU], 4), self.pci.bars)
@@ -55,13 +56,13 @@ class Enumerate(unittest.TestCase):
     def test_identity_registers(self):
         nic = self.pci.bar(NIC, 0)[0]
         gpu = self.pci.bar(GPU, 0)[0]
-        self.assertEqual(self.qt.readl(nic + 0x0), 0x4E534D44)
-        self.assertEqual(self.qt.readl(nic + 0x4), 0x00010001)
-        self.assertEqual(self.qt.readl(nic + 0x8), 4)
-        self.assertEqual(self.qt.readl(nic + 0xC), 0x12005452)
-        self.assertEqual(self.qt.readl(nic + 0x10), 0x5634)
-        self.assertEqual(self.qt.readl(gpu + 0x0), 0x47534D44)
-        self.assertEqual(self.qt.readq(gpu + 0x8), 256 << 20)
+        self.assertEqual(self.qt.readl(nic + C.DMS_NIC_REG_ID), C.DMS_NIC_ID_MAGIC)
+        self.assertEqual(self.qt.readl(nic + C.DMS_NIC_REG_VERSION), C.DMS_NIC_VERSION)
+        self.assertEqual(self.qt.readl(nic + C.DMS_NIC_REG_NUM_QUEUES), 4)
+        self.assertEqual(self.qt.readl(nic + C.DMS_NIC_REG_MAC_LO), 0x12005452)  # 52:54:00:12
+        self.assertEqual(self.qt.readl(nic + C.DMS_NIC_REG_MAC_HI), 0x5634)  # 34:56
+        self.assertEqual(self.qt.readl(gpu + C.DMS_GPU_REG_ID), C.DMS_GPU_ID_MAGIC)
+        self.assertEqual(self.qt.readq(gpu + C.DMS_GPU_REG_MEM_SIZE_LO), 256 << 20)
 
     def test_gpu_memory_is_ram(self):
         mem = self.pci.bar(GPU, 2)[0]
@@ -81,8 +82,8 @@ class Enumerate(unittest.TestCase):
                 val = rng.getrandbits(8 * width)
                 {1: self.qt.writeb, 2: self.qt.writew, 4: self.qt.writel, 8: self.qt.writeq}[width](base + off, val)
             # Identity intact, unknown offsets undefined, QEMU alive.
-            self.assertIn(self.qt.readl(base), (0x4E534D44, 0x47534D44))
-            self.assertEqual(self.qt.readl(base + 0xFFFC), 0xFFFFFFFF)
+            self.assertIn(self.qt.readl(base), (C.DMS_NIC_ID_MAGIC, C.DMS_GPU_ID_MAGIC))
+            self.assertEqual(self.qt.readl(base + 0xFFFC), C.DMS_REG_UNDEFINED)
             self.assertEqual(self.qt.readb(base + 1), 0xFF)
         self.assertTrue(self.qt.alive())
 

@@ -9,19 +9,22 @@ import unittest
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from contract import C  # noqa: E402
 from qtest import SWITCH, Pci, QTest  # noqa: E402
 
-GPU = (0x1AF4, 0x10F1)
+GPU = (C.DMS_PCI_VENDOR_ID, C.DMS_PCI_DEVICE_ID_GPU)
 DEVICES = SWITCH + [
     "-device", "devmemsim-nic,node=dms,bus=dn0",
     "-device", "devmemsim-gpu,node=dms,bus=dn1",
 ]
-# Register offsets: sysc-model/include/devmemsim/gpu_regs.h.
-IRQ_STATUS, IRQ_MASK = 0x10, 0x14
-COPY_DEV, COPY_HOST, COPY_LEN, COPY_CTRL, COPY_DOORBELL, COPY_STATUS = 0x100, 0x108, 0x110, 0x118, 0x11C, 0x120
-CRC_DEV, CRC_LEN, CRC_SEED, CRC_DOORBELL, CRC_STATUS, CRC_RESULT = 0x200, 0x208, 0x210, 0x214, 0x218, 0x21C
-DONE, ERROR = 1 << 1, 1 << 2
-IRQ_COPY, IRQ_CRC, IRQ_ERROR = 1, 2, 4
+IRQ_STATUS, IRQ_MASK = C.DMS_GPU_REG_IRQ_STATUS, C.DMS_GPU_REG_IRQ_MASK
+COPY_DEV, COPY_HOST, COPY_LEN = C.DMS_GPU_REG_COPY_DEV_LO, C.DMS_GPU_REG_COPY_HOST_LO, C.DMS_GPU_REG_COPY_LEN_LO
+COPY_CTRL, COPY_DOORBELL, COPY_STATUS = C.DMS_GPU_REG_COPY_CTRL, C.DMS_GPU_REG_COPY_DOORBELL, C.DMS_GPU_REG_COPY_STATUS
+CRC_DEV, CRC_LEN, CRC_SEED = C.DMS_GPU_REG_CRC_DEV_LO, C.DMS_GPU_REG_CRC_LEN_LO, C.DMS_GPU_REG_CRC_SEED
+CRC_DOORBELL, CRC_STATUS, CRC_RESULT = C.DMS_GPU_REG_CRC_DOORBELL, C.DMS_GPU_REG_CRC_STATUS, C.DMS_GPU_REG_CRC_RESULT
+DONE, ERROR = C.DMS_GPU_STATUS_DONE, C.DMS_GPU_STATUS_ERROR
+IRQ_COPY, IRQ_CRC, IRQ_ERROR = C.DMS_GPU_IRQ_COPY_DONE, C.DMS_GPU_IRQ_CRC_DONE, C.DMS_GPU_IRQ_ERROR
+ERR = C.DMS_GPU_STATUS_ERR_SHIFT
 MSI_ADDR, MSI_DATA = 0x3000, 0x4242  # guest RAM the MSI-X message lands in
 
 HOST_SRC = 0x1000000  # 16 MiB: guest RAM
@@ -112,7 +115,7 @@ class GpuEngines(unittest.TestCase):
 
     def test_out_of_range_copy_is_an_error_interrupt(self):
         status = self.copy(self.mem_size - 16, HOST_DST, 4096, False)
-        self.assertEqual(status, DONE | ERROR | 1 << 8)  # DEV_RANGE
+        self.assertEqual(status, DONE | ERROR | C.DMS_GPU_ERR_DEV_RANGE << ERR)
         self.assertTrue(self.qt.readl(self.regs + IRQ_STATUS) & IRQ_ERROR)
         self.assertEqual(self.qt.readl(MSI_ADDR), MSI_DATA)
         self.assertTrue(self.qt.alive())
@@ -121,8 +124,8 @@ class GpuEngines(unittest.TestCase):
         # The GPU's own register BAR and an unassigned address: not RAM.
         for host in (self.regs, 0x7F00000000):
             status = self.copy(0, host, 4096, False)
-            self.assertEqual(status, DONE | ERROR | 2 << 8)  # HOST_DMA
-        self.assertEqual(self.qt.readl(self.regs), 0x47534D44)  # registers intact
+            self.assertEqual(status, DONE | ERROR | C.DMS_GPU_ERR_HOST_DMA << ERR)
+        self.assertEqual(self.qt.readl(self.regs), C.DMS_GPU_ID_MAGIC)  # registers intact
         self.assertEqual(self.stats()["pcie"]["dma_faults"], 2)
 
     def test_random_register_writes_keep_qemu_alive(self):
@@ -134,7 +137,7 @@ class GpuEngines(unittest.TestCase):
                 self.qt.clock_step(1000)
         self.qt.clock_step(100000)
         self.assertTrue(self.qt.alive())
-        self.assertEqual(self.qt.readl(self.regs), 0x47534D44)
+        self.assertEqual(self.qt.readl(self.regs), C.DMS_GPU_ID_MAGIC)
 
 
 if __name__ == "__main__":

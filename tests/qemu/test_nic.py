@@ -12,17 +12,22 @@ import unittest
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from contract import C  # noqa: E402
 from qtest import SWITCH, Pci, QTest  # noqa: E402
 
-NIC = (0x1AF4, 0x10F0)
-# Register offsets and flags: sysc-model/include/devmemsim/nic_regs.h, nic_desc.h.
-RX_CTRL, MTU, TX_CTRL = 0x4C, 0x48, 0x54
-STAT_RX_NO_BUF, STAT_RX_DROP, STAT_RX_DMA_ERR, STAT_TX_DESC_ERR, STAT_TX_DMA_ERR, STAT_RING_ERR = (
-    0x80, 0x84, 0x88, 0x8C, 0x90, 0x94)
-RXQ_CTRL, RXQ_LOG2, HBUF_BASE, PBUF_BASE, RCMPL_BASE = 0x00, 0x04, 0x08, 0x10, 0x18
-HBUF_TAIL, PBUF_TAIL, RCMPL_HEAD, HBUF_SIZE, PBUF_SIZE = 0x20, 0x24, 0x28, 0x2C, 0x30
-TXQ_CTRL, TXQ_LOG2, TDESC_BASE, TCMPL_BASE, TX_TAIL = 0x40, 0x44, 0x48, 0x50, 0x58
-F_GEN, F_SOP, F_EOP, F_HDR, F_PAY, F_SPLIT, F_CSUM_OK, F_ERR = 1, 2, 4, 8, 16, 32, 64, 512
+NIC = (C.DMS_PCI_VENDOR_ID, C.DMS_PCI_DEVICE_ID_NIC)
+RX_CTRL, MTU, TX_CTRL = C.DMS_NIC_REG_RX_CTRL, C.DMS_NIC_REG_MTU, C.DMS_NIC_REG_TX_CTRL
+STAT_RX_DROP, STAT_RX_DMA_ERR = C.DMS_NIC_REG_STAT_RX_DROP, C.DMS_NIC_REG_STAT_RX_DMA_ERR
+STAT_TX_DESC_ERR, STAT_RING_ERR = C.DMS_NIC_REG_STAT_TX_DESC_ERR, C.DMS_NIC_REG_STAT_RING_ERR
+RXQ_CTRL, RXQ_LOG2 = C.DMS_NIC_RXQ_CTRL, C.DMS_NIC_RXQ_RING_LOG2
+HBUF_BASE, PBUF_BASE, RCMPL_BASE = C.DMS_NIC_RXQ_HBUF_BASE_LO, C.DMS_NIC_RXQ_PBUF_BASE_LO, C.DMS_NIC_RXQ_CMPL_BASE_LO
+HBUF_TAIL, PBUF_TAIL = C.DMS_NIC_RXQ_HBUF_TAIL, C.DMS_NIC_RXQ_PBUF_TAIL
+HBUF_SIZE, PBUF_SIZE = C.DMS_NIC_RXQ_HBUF_SIZE, C.DMS_NIC_RXQ_PBUF_SIZE
+TXQ_CTRL, TXQ_LOG2, TX_TAIL = C.DMS_NIC_TXQ_CTRL, C.DMS_NIC_TXQ_RING_LOG2, C.DMS_NIC_TXQ_TAIL
+TDESC_BASE, TCMPL_BASE = C.DMS_NIC_TXQ_DESC_BASE_LO, C.DMS_NIC_TXQ_CMPL_BASE_LO
+F_GEN, F_SOP, F_EOP, F_HDR = C.DMS_RX_F_GEN, C.DMS_RX_F_SOP, C.DMS_RX_F_EOP, C.DMS_RX_F_HDR
+F_PAY, F_SPLIT, F_CSUM_OK, F_ERR = C.DMS_RX_F_PAY, C.DMS_RX_F_SPLIT, C.DMS_RX_F_CSUM_OK, C.DMS_RX_F_ERR
+TX_SOP, TX_EOP, TXC_GEN = C.DMS_TX_F_SOP, C.DMS_TX_F_EOP, C.DMS_TX_C_GEN
 
 RAM = 0x1000000  # rings and buffers in guest RAM from 16 MiB
 HBUF, PBUF, RCMPL, TDESC, TCMPL = RAM, RAM + 0x1000, RAM + 0x2000, RAM + 0x3000, RAM + 0x4000
@@ -77,10 +82,10 @@ class Nic(unittest.TestCase):
         return self.qt.readl(self.regs + off)
 
     def qw(self, off, val):
-        self.w(0x1000 + off, val)  # queue 0
+        self.w(C.DMS_NIC_Q_BASE(0) + off, val)
 
     def setUp(self):
-        self.w(0x40, 1)  # reset
+        self.w(C.DMS_NIC_REG_CTRL, C.DMS_NIC_CTRL_RESET)
         self.qt.clock_step(1000)
         self.qw(RXQ_LOG2, 4)  # 16 entries
         for reg, base in ((HBUF_BASE, HBUF), (PBUF_BASE, PBUF), (RCMPL_BASE, RCMPL)):
@@ -105,7 +110,7 @@ class Nic(unittest.TestCase):
         return struct.unpack("<HHHHIIHHIQ", self.qt.memread(RCMPL + 32 * i, 32))
 
     def test_rx_header_split_into_guest_memory(self):
-        self.w(RX_CTRL, 3)  # header split + checksum
+        self.w(RX_CTRL, C.DMS_NIC_RX_HDR_SPLIT | C.DMS_NIC_RX_CSUM)
         payload = bytes(range(256)) * 5
         f = frame(payload)
         self.inject(f)
@@ -126,8 +131,8 @@ class Nic(unittest.TestCase):
         f = frame(b"hello from the NIC" * 20)
         self.qt.memwrite(TDATA, f[:54])
         self.qt.memwrite(TDATA + 0x1000, f[54:])
-        self.qt.memwrite(TDESC, struct.pack("<QIHH", TDATA, 54, 1, 0) +
-                         struct.pack("<QIHH", TDATA + 0x1000, len(f) - 54, 2, 9))
+        self.qt.memwrite(TDESC, struct.pack("<QIHH", TDATA, 54, TX_SOP, 0) +
+                         struct.pack("<QIHH", TDATA + 0x1000, len(f) - 54, TX_EOP, 9))
         self.qw(TX_TAIL, 2)
         for _ in range(20):
             self.qt.clock_step(100000)
@@ -136,7 +141,7 @@ class Nic(unittest.TestCase):
         (n,) = struct.unpack("!I", hdr)
         self.assertEqual(self.wire.recv(n, socket.MSG_WAITALL), f)
         flags, tag, _ = struct.unpack("<HHI", self.qt.memread(TCMPL, 8))
-        self.assertEqual((flags, tag), (F_GEN, 9))
+        self.assertEqual((flags, tag), (TXC_GEN, 9))
 
     def test_malformed_input_is_counted_and_survived(self):
         # Ring index beyond the ring, and a payload buffer outside guest RAM.
@@ -155,8 +160,8 @@ class Nic(unittest.TestCase):
         self.qw(TCMPL_BASE, TCMPL)
         self.qw(TCMPL_BASE + 4, 0)
         self.qw(TXQ_CTRL, 1)
-        descs = struct.pack("<QIHH", TDATA, 0, 3, 1)
-        descs += b"".join(struct.pack("<QIHH", TDATA, 64, 1 if i == 0 else 0, 0) for i in range(20))
+        descs = struct.pack("<QIHH", TDATA, 0, TX_SOP | TX_EOP, 1)
+        descs += b"".join(struct.pack("<QIHH", TDATA, 64, TX_SOP if i == 0 else 0, 0) for i in range(20))
         self.qt.memwrite(TDESC, descs)
         self.qw(TX_TAIL, 21)
         for _ in range(20):
@@ -167,7 +172,7 @@ class Nic(unittest.TestCase):
         self.inject(frame(b"y" * 3000))
         self.assertEqual(self.r(STAT_RX_DROP), 1)
         self.assertTrue(self.qt.alive())
-        self.assertEqual(self.r(0), 0x4E534D44)
+        self.assertEqual(self.r(C.DMS_NIC_REG_ID), C.DMS_NIC_ID_MAGIC)
 
 
 if __name__ == "__main__":

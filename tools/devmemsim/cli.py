@@ -68,6 +68,7 @@ def make_parser():
 
     s = sub.add_parser("stop", help="power off a booted cluster")
     s.add_argument("--name", default="default", help="cluster name")
+    s.add_argument("--keep", action="store_true", help="keep the run directory (consoles, logs)")
 
     st = sub.add_parser("stats", help="a running cluster's PCIe and device counters")
     st.add_argument("node", nargs="?", metavar="NODE", help="only this node")
@@ -113,7 +114,11 @@ def cmd_run(a) -> int:
     argv = command(a.argv)
     art = B.build_all()
     cl = Cluster(f"run-{os.getpid()}")
-    cl.boot(art, a.nodes, a.config, a.set, a.accel, a.memory, a.smp)
+    try:
+        cl.boot(art, a.nodes, a.config, a.set, a.accel, a.memory, a.smp)
+    except Failure:
+        cl.cleanup()  # the message already carries QEMU's output and the console
+        raise
     try:
         ag = cl.agent("node0")
         try:
@@ -203,7 +208,11 @@ def cmd_stop(a) -> int:
     if not cl.running():
         raise UsageError(f"cluster {a.name!r} is not running")
     cl.stop()
-    print(f"cluster {a.name!r} stopped")
+    if a.keep:
+        print(f"cluster {a.name!r} stopped; consoles and logs kept in {cl.dir}")
+    else:
+        cl.cleanup()
+        print(f"cluster {a.name!r} stopped")
     return 0
 
 
