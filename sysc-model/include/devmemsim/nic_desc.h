@@ -13,17 +13,7 @@
 #ifndef DEVMEMSIM_NIC_DESC_H
 #define DEVMEMSIM_NIC_DESC_H
 
-#ifdef __KERNEL__
-#include <linux/types.h>
-typedef __le16 dms_le16;
-typedef __le32 dms_le32;
-typedef __le64 dms_le64;
-#else
-#include <stdint.h>
-typedef uint16_t dms_le16;
-typedef uint32_t dms_le32;
-typedef uint64_t dms_le64;
-#endif
+#include "regs_common.h"
 
 /*
  * RX buffer descriptor, in the header-buffer and payload-buffer rings: a

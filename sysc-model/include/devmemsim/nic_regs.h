@@ -107,8 +107,12 @@
 #define DMS_NIC_RXQ_HBUF_TAIL 0x20 /* doorbell: header buffers posted */
 #define DMS_NIC_RXQ_PBUF_TAIL 0x24 /* doorbell: payload buffers posted */
 #define DMS_NIC_RXQ_CMPL_HEAD 0x28 /* driver: completions consumed */
-#define DMS_NIC_RXQ_HBUF_SIZE 0x2c /* bytes per header buffer (64..4096) */
-#define DMS_NIC_RXQ_PBUF_SIZE 0x30 /* bytes per payload buffer (512..65536) */
+#define DMS_NIC_RXQ_HBUF_SIZE 0x2c /* bytes per header buffer */
+#define DMS_NIC_RXQ_PBUF_SIZE 0x30 /* bytes per payload buffer */
+#define DMS_NIC_HBUF_SIZE_MIN 64
+#define DMS_NIC_HBUF_SIZE_MAX 4096
+#define DMS_NIC_PBUF_SIZE_MIN 512
+#define DMS_NIC_PBUF_SIZE_MAX 65536
 
 #define DMS_NIC_TXQ_CTRL 0x40 /* RW: DMS_NIC_Q_ENABLE */
 #define DMS_NIC_TXQ_RING_LOG2 0x44 /* both TX rings */

@@ -420,8 +420,10 @@ void Nic::queue_write(unsigned qi, uint32_t off, uint32_t val)
 		bool on = val & DMS_NIC_Q_ENABLE;
 		if (on && !q.rx_on) {
 			if (!ring_ok(q.rx_log2, {q.hbuf_base, q.pbuf_base, q.rcmpl_base}) ||
-			    q.hbuf_size < 64 || q.hbuf_size > 4096 || q.pbuf_size < 512 ||
-			    q.pbuf_size > 65536) {
+			    q.hbuf_size < DMS_NIC_HBUF_SIZE_MIN ||
+			    q.hbuf_size > DMS_NIC_HBUF_SIZE_MAX ||
+			    q.pbuf_size < DMS_NIC_PBUF_SIZE_MIN ||
+			    q.pbuf_size > DMS_NIC_PBUF_SIZE_MAX) {
 				c_.ring_err++;
 				return;
 			}
