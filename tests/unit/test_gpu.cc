@@ -152,6 +152,53 @@ TEST_F(Gpu, CrcMatchesSoftware)
 	EXPECT_NE(stats().find("\"host_read_bytes\": 0"), std::string::npos);
 }
 
+// Gather mode: the list comes from host memory by DMA; the CRC runs over the
+// ranges in list order as one stream.
+TEST_F(Gpu, CrcGatherListIsOneStreamInListOrder)
+{
+	for (size_t i = 0; i < 3 << 16; i++)
+		(*mem_)[0x300000 + i] = uint8_t(i * 13 + 5);
+	const dms_gpu_crc_range list[] = {{0x320000, 1448}, {0x300000, 4096}, {0x310123, 77}};
+	std::memcpy(host_->ram.data(), list, sizeof(list));
+	uint32_t want = 0x12345678;
+	for (const auto &r : list)
+		want = devmemsim::crc32c_update(want, &(*mem_)[r.dev], r.len);
+
+	wr64(DMS_GPU_REG_CRC_LIST_LO, kHostBase);
+	wr(DMS_GPU_REG_CRC_LIST_COUNT, 3);
+	EXPECT_EQ(crc(0, 0, 0x12345678), want);
+	EXPECT_EQ(rd(DMS_GPU_REG_CRC_STATUS), DMS_GPU_STATUS_DONE);
+	const std::string s = stats();
+	EXPECT_NE(s.find("\"crc_bytes\": 5621"), std::string::npos) << s;
+	EXPECT_NE(s.find("\"host_read_bytes\": 48"), std::string::npos) << s; // the list itself
+
+	auto err = [] { return rd(DMS_GPU_REG_CRC_STATUS) >> DMS_GPU_STATUS_ERR_SHIFT & 0xff; };
+	wr(DMS_GPU_REG_CRC_LIST_COUNT, DMS_GPU_CRC_LIST_MAX + 1);
+	crc(0, 0, 0);
+	EXPECT_EQ(err(), unsigned(DMS_GPU_ERR_BAD_LEN));
+	const dms_gpu_crc_range bad[] = {{0, 16}, {UINT64_MAX - 8, 64}};
+	std::memcpy(host_->ram.data(), bad, sizeof(bad));
+	wr(DMS_GPU_REG_CRC_LIST_COUNT, 2);
+	crc(0, 0, 0);
+	EXPECT_EQ(err(), unsigned(DMS_GPU_ERR_DEV_RANGE));
+	// Every range in memory, but together more than all of it.
+	const uint64_t size = dms_gpu_mem_size(node_);
+	const dms_gpu_crc_range twice[] = {{0, size}, {0, 1}};
+	std::memcpy(host_->ram.data(), twice, sizeof(twice));
+	crc(0, 0, 0);
+	EXPECT_EQ(err(), unsigned(DMS_GPU_ERR_BAD_LEN));
+	const dms_gpu_crc_range empty[] = {{0, 0}};
+	std::memcpy(host_->ram.data(), empty, sizeof(empty));
+	wr(DMS_GPU_REG_CRC_LIST_COUNT, 1);
+	crc(0, 0, 0);
+	EXPECT_EQ(err(), unsigned(DMS_GPU_ERR_BAD_LEN));
+	wr64(DMS_GPU_REG_CRC_LIST_LO, 0xfee00000); // not host RAM
+	crc(0, 0, 0);
+	EXPECT_EQ(err(), unsigned(DMS_GPU_ERR_HOST_DMA));
+	wr(DMS_GPU_REG_CRC_LIST_COUNT, 0); // single-range jobs again
+	EXPECT_EQ(crc(0x300000, 4096, 0), devmemsim::crc32c_update(0, &(*mem_)[0x300000], 4096));
+}
+
 TEST_F(Gpu, OutOfRangeAndFaultsSetErrorStatusAndInterrupt)
 {
 	const uint64_t size = dms_gpu_mem_size(node_);

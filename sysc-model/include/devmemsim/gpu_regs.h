@@ -11,7 +11,7 @@
 #include "regs_common.h"
 
 #define DMS_GPU_ID_MAGIC 0x47534d44 /* "DMSG" in memory order */
-#define DMS_GPU_VERSION 0x00010001 /* major 1, minor 1 */
+#define DMS_GPU_VERSION 0x00010002 /* major 1, minor 2 */
 
 /* Identity (read only). */
 #define DMS_GPU_REG_ID 0x0000 /* DMS_GPU_ID_MAGIC */
@@ -44,7 +44,7 @@
 #define DMS_GPU_ERR_DEV_RANGE 1 /* device range beyond device memory */
 #define DMS_GPU_ERR_HOST_DMA 2 /* host address not reachable (DMA fault) */
 #define DMS_GPU_ERR_BUSY 3 /* doorbell while busy */
-#define DMS_GPU_ERR_BAD_LEN 4 /* zero length */
+#define DMS_GPU_ERR_BAD_LEN 4 /* zero length, or a bad CRC_LIST_COUNT */
 
 /*
  * Copy engine: moves LEN bytes between device memory (DEV: an offset in
@@ -78,5 +78,28 @@
 #define DMS_GPU_REG_CRC_DOORBELL 0x0214 /* write: start (value ignored) */
 #define DMS_GPU_REG_CRC_STATUS 0x0218 /* RO */
 #define DMS_GPU_REG_CRC_RESULT 0x021c /* RO */
+
+/*
+ * CRC gather mode (v1.2): with CRC_LIST_COUNT != 0, a doorbell makes the
+ * engine read CRC_LIST_COUNT entries of struct dms_gpu_crc_range from the
+ * host bus address CRC_LIST (by DMA, through the fabric) and run the CRC
+ * over those ranges of device memory in list order, as one stream from
+ * SEED; DEV and LEN are not used. A count above DMS_GPU_CRC_LIST_MAX, a
+ * zero-length range or ranges adding up to more than the device memory's
+ * size end the job with DMS_GPU_ERR_BAD_LEN, a range beyond
+ * device memory with DMS_GPU_ERR_DEV_RANGE, a list the engine cannot read
+ * with DMS_GPU_ERR_HOST_DMA; RESULT is then undefined. Write 0 to
+ * CRC_LIST_COUNT for single-range jobs again.
+ */
+#define DMS_GPU_REG_CRC_LIST_LO 0x0220
+#define DMS_GPU_REG_CRC_LIST_HI 0x0224
+#define DMS_GPU_REG_CRC_LIST_COUNT 0x0228
+#define DMS_GPU_CRC_LIST_MAX 4096
+
+/* One entry of the CRC gather list (16 bytes, little endian). */
+struct dms_gpu_crc_range {
+	dms_le64 dev; /* offset in device memory */
+	dms_le64 len; /* bytes, > 0 */
+};
 
 #endif /* DEVMEMSIM_GPU_REGS_H */

@@ -94,6 +94,12 @@ uint32_t Gpu::read32(uint32_t off)
 		return crc_.status;
 	case DMS_GPU_REG_CRC_RESULT:
 		return crc_.result;
+	case DMS_GPU_REG_CRC_LIST_LO:
+		return static_cast<uint32_t>(crc_.host);
+	case DMS_GPU_REG_CRC_LIST_HI:
+		return static_cast<uint32_t>(crc_.host >> 32);
+	case DMS_GPU_REG_CRC_LIST_COUNT:
+		return crc_.count;
 	default:
 		return DMS_REG_UNDEFINED;
 	}
@@ -152,6 +158,15 @@ void Gpu::write32(uint32_t off, uint32_t val)
 		break;
 	case DMS_GPU_REG_CRC_SEED:
 		crc_.seed = val;
+		break;
+	case DMS_GPU_REG_CRC_LIST_LO:
+		set_lo(crc_.host, val);
+		break;
+	case DMS_GPU_REG_CRC_LIST_HI:
+		set_hi(crc_.host, val);
+		break;
+	case DMS_GPU_REG_CRC_LIST_COUNT:
+		crc_.count = val;
 		break;
 	case DMS_GPU_REG_CRC_DOORBELL:
 		if (ring(crc_))
@@ -248,6 +263,10 @@ void Gpu::crc_thread()
 		sc_core::wait(crc_.go);
 		Engine &e = crc_;
 		c_.crc_jobs++;
+		if (e.count) {
+			finish(e, DMS_GPU_IRQ_CRC_DONE, crc_gather(e));
+			continue;
+		}
 		if (!e.len) {
 			finish(e, DMS_GPU_IRQ_CRC_DONE, DMS_GPU_ERR_BAD_LEN);
 			continue;
@@ -264,6 +283,51 @@ void Gpu::crc_thread()
 						       sc_core::SC_NS));
 		finish(e, DMS_GPU_IRQ_CRC_DONE, DMS_GPU_ERR_NONE);
 	}
+}
+
+unsigned Gpu::crc_gather(Engine &e)
+{
+	if (e.count > DMS_GPU_CRC_LIST_MAX)
+		return DMS_GPU_ERR_BAD_LEN;
+	std::vector<dms_gpu_crc_range> list(e.count);
+	const uint64_t list_len = list.size() * sizeof(list[0]);
+	sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
+	for (uint64_t done = 0; done < list_len;) {
+		const uint64_t n = std::min(kBurst, list_len - done);
+		tlm::tlm_generic_payload gp;
+		gp.set_command(tlm::TLM_READ_COMMAND);
+		gp.set_address(e.host + done);
+		gp.set_data_ptr(reinterpret_cast<uint8_t *>(list.data()) + done);
+		gp.set_data_length(static_cast<unsigned>(n));
+		gp.set_streaming_width(static_cast<unsigned>(n));
+		gp.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+		dma->b_transport(gp, delay);
+		if (!gp.is_response_ok())
+			return DMS_GPU_ERR_HOST_DMA;
+		done += n;
+	}
+	// Check the whole list first: one job covers at most the device
+	// memory's size, so a guest cannot make one doorbell cost hours.
+	uint64_t total = 0;
+	for (const dms_gpu_crc_range &r : list) {
+		if (!r.len)
+			return DMS_GPU_ERR_BAD_LEN;
+		if (!dev_range_ok(r.dev, r.len))
+			return DMS_GPU_ERR_DEV_RANGE;
+		if (r.len > mem_size_ - total)
+			return DMS_GPU_ERR_BAD_LEN;
+		total += r.len;
+	}
+	uint32_t crc = e.seed;
+	for (const dms_gpu_crc_range &r : list)
+		crc = crc32c_update(crc, mem_ + r.dev, r.len);
+	e.result = crc;
+	e.done_bytes = total;
+	c_.crc_bytes += total;
+	if (timed_)
+		sc_core::wait(delay + sc_core::sc_time(static_cast<double>(total) / kCrcBytesPerNs,
+						       sc_core::SC_NS));
+	return DMS_GPU_ERR_NONE;
 }
 
 void Gpu::mem_transport(tlm::tlm_generic_payload &gp, sc_core::sc_time &)

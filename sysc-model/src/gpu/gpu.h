@@ -50,13 +50,16 @@ protected:
 
 private:
 	struct Engine {
-		uint64_t dev = 0, host = 0, len = 0;
+		uint64_t dev = 0, host = 0, len = 0; // host: the CRC engine's gather list
 		uint32_t ctrl = 0, status = 0, seed = 0, result = 0;
+		uint32_t count = 0; // CRC gather-list entries; 0 = one range
 		uint64_t done_bytes = 0;
 		sc_core::sc_event go;
 	};
 	void copy_thread();
 	void crc_thread();
+	// CRC over the gather list; returns the job's error code.
+	unsigned crc_gather(Engine &e);
 	// Accept a doorbell: false (and BUSY error) if the engine runs.
 	bool ring(Engine &e);
 	void finish(Engine &e, unsigned irq_bit, unsigned err);
