@@ -27,7 +27,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 CLI = ROOT / "devmemsim"
-TOOL_SRC = ROOT / "guest" / "tools" / "dms-gpu"
+TOOL_LIB = ROOT / "guest" / "tools" / "dmslib.py"
 UAPI = ROOT / "guest" / "include" / "uapi" / "dmsgpu.h"
 TOOL = "/opt/devmemsim/bin/dms-gpu"
 
@@ -39,8 +39,8 @@ SEED = 7
 
 
 def load_tool():
-    loader = importlib.machinery.SourceFileLoader("dms_gpu", str(TOOL_SRC))
-    spec = importlib.util.spec_from_loader("dms_gpu", loader)
+    loader = importlib.machinery.SourceFileLoader("dmslib", str(TOOL_LIB))
+    spec = importlib.util.spec_from_loader("dmslib", loader)
     mod = importlib.util.module_from_spec(spec)
     loader.exec_module(mod)
     return mod
@@ -72,10 +72,17 @@ def bad_input_steps():
         "copy-in a --pattern ones --offset %d --len 1" % (BUF - 1),
         "crc a --offset %d --len 1 --expect-pattern ones" % (BUF - 1),
         "crc a --offset %d --len 0 --seed-crc 0x1234" % BUF,
+        # Gather mode: scattered ranges as one stream, checked by the CPU.
+        "crc-list a 0+4096 %d+1448 100+77" % (BUF - 1448),
+        "expect EINVAL crc-list a 0+0",
+        "expect EINVAL crc-list a %d+2" % (BUF - 1),
+        "expect EINVAL crc-list a %d+%d" % (end, 2 * PAGE),
         "free a",
         "info",
     ]
 
+
+CRC_LIST_BYTES = 4096 + 1448 + 77  # the crc-list step above
 
 # selftest's unaligned second pass (guest/tools/dms-gpu cmd_selftest).
 SUB_LEN = min(BUF - (BUF // 3 | 1), (3 << 20) + 3)
@@ -122,15 +129,19 @@ class HostUapi(unittest.TestCase):
             "dmsgpu_alloc": ("Alloc", ["size", "align", "offset", "flags", "fd"]),
             "dmsgpu_copy": ("Copy", ["fd", "direction", "offset", "len", "user_ptr"]),
             "dmsgpu_crc": ("Crc", ["fd", "seed", "offset", "len", "crc", "flags"]),
+            "dmsgpu_range": ("Range", ["offset", "len"]),
+            "dmsgpu_crc_list": ("CrcList", ["fd", "seed", "count", "flags", "ranges", "crc",
+                                            "reserved"]),
         }
         prints = []
         for st, (_, names) in fields.items():
             prints.append(f'printf("{st} %zu\\n", sizeof(struct {st}));')
             prints += [f'printf("{st}.{n} %zu\\n", offsetof(struct {st}, {n}));' for n in names]
-        for ioc in ("INFO", "ALLOC", "COPY", "CRC"):
+        for ioc in ("INFO", "ALLOC", "COPY", "CRC", "CRC_LIST"):
             prints.append(f'printf("DMSGPU_IOCTL_{ioc} %lu\\n", (unsigned long)DMSGPU_IOCTL_{ioc});')
         for d in ("TO_DEVICE", "FROM_DEVICE"):
             prints.append(f'printf("DMSGPU_COPY_{d} %d\\n", DMSGPU_COPY_{d});')
+        prints.append('printf("DMSGPU_CRC_LIST_MAX %d\\n", DMSGPU_CRC_LIST_MAX);')
         src = "#include <stddef.h>\n#include <stdio.h>\n#include \"%s\"\nint main(void) {\n%s\nreturn 0;\n}\n" % (
             UAPI, "\n".join(prints))
         with tempfile.TemporaryDirectory() as d:
@@ -145,7 +156,8 @@ class HostUapi(unittest.TestCase):
             for n in names:
                 self.assertEqual(int(want[f"{st}.{n}"]), getattr(ct, n).offset, f"{st}.{n}")
         for name in ("DMSGPU_IOCTL_INFO", "DMSGPU_IOCTL_ALLOC", "DMSGPU_IOCTL_COPY",
-                     "DMSGPU_IOCTL_CRC", "DMSGPU_COPY_TO_DEVICE", "DMSGPU_COPY_FROM_DEVICE"):
+                     "DMSGPU_IOCTL_CRC", "DMSGPU_IOCTL_CRC_LIST", "DMSGPU_CRC_LIST_MAX",
+                     "DMSGPU_COPY_TO_DEVICE", "DMSGPU_COPY_FROM_DEVICE"):
             self.assertEqual(int(want[name]), getattr(tool, name), name)
 
     def test_cpu_crc32c(self):
@@ -252,7 +264,7 @@ class Gpu(unittest.TestCase):
         # (refused requests never reach the engines).
         self.assertEqual(gpu["copy_to_host_bytes"], BUF + SUB_LEN)
         self.assertEqual(gpu["copy_to_dev_bytes"], BUF + 1)
-        self.assertEqual(gpu["crc_bytes"], BUF + SUB_LEN + 1)
+        self.assertEqual(gpu["crc_bytes"], BUF + SUB_LEN + 1 + CRC_LIST_BYTES)
         self.assertEqual(gpu["errors"], 0)
         link = st["pcie"]["links"]["gpu"]
         self.assertGreaterEqual(link["up"]["payload_bytes"], BUF + SUB_LEN)  # device -> host writes

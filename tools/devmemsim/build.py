@@ -195,7 +195,8 @@ def build_payload(kos: list, ncdevmem: Path) -> Path:
         shutil.copy2(ko, stage / "modules")
     (stage / "modules" / "load-order").write_text("".join(f"{ko.name}\n" for ko in kos))
     for tool in sorted((ROOT / "guest" / "tools").iterdir()):
-        if tool.is_file() and os.access(tool, os.X_OK):
+        # Executables, and the Python modules they import from their directory.
+        if tool.is_file() and (os.access(tool, os.X_OK) or tool.suffix == ".py"):
             shutil.copy2(tool, stage / "bin")
     shutil.copy2(ncdevmem, stage / "bin")
     tmp = img.with_suffix(".tmp")

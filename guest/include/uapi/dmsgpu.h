@@ -114,9 +114,53 @@ struct dmsgpu_crc {
 	__u32 flags;
 };
 
+/**
+ * struct dmsgpu_range - a range of a dma-buf
+ * @offset: byte offset in the dma-buf
+ * @len: bytes, > 0
+ */
+struct dmsgpu_range {
+	__u64 offset;
+	__u64 len;
+};
+
+/* Most ranges one DMSGPU_IOCTL_CRC_LIST takes. */
+#define DMSGPU_CRC_LIST_MAX 65536
+
+/**
+ * struct dmsgpu_crc_list - DMSGPU_IOCTL_CRC_LIST: CRC32C of ranges, in order
+ * @fd: a dma-buf from DMSGPU_IOCTL_ALLOC on the same device
+ * @seed: in: initial CRC register
+ * @count: in: number of ranges, 1..DMSGPU_CRC_LIST_MAX
+ * @flags: in: must be 0
+ * @ranges: in: user-space address of @count struct dmsgpu_range
+ * @crc: out: the CRC register after all ranges, taken in array order as
+ *	one stream (as DMSGPU_IOCTL_CRC over each range, seeding each with
+ *	the previous result)
+ * @reserved: must be 0
+ *
+ * For scattered data, e.g. the fragments devmem TCP reports for one
+ * recvmsg(): the device's CRC engine walks a gather list in one job
+ * (hardware v1.2), where DMSGPU_IOCTL_CRC would take a job per range.
+ * Errors: -EINVAL (bad @count, @flags or @reserved; a range that is empty,
+ * longer than 64 MiB or beyond the dma-buf; @fd not a dma-buf of this
+ * device), -EFAULT (@ranges), and as for DMSGPU_IOCTL_CRC.
+ */
+struct dmsgpu_crc_list {
+	__s32 fd;
+	__u32 seed;
+	__u32 count;
+	__u32 flags;
+	__u64 ranges;
+	__u32 crc;
+	__u32 reserved;
+};
+
 #define DMSGPU_IOCTL_INFO _IOR(DMSGPU_IOCTL_MAGIC, 0x00, struct dmsgpu_info)
 #define DMSGPU_IOCTL_ALLOC _IOWR(DMSGPU_IOCTL_MAGIC, 0x01, struct dmsgpu_alloc)
 #define DMSGPU_IOCTL_COPY _IOW(DMSGPU_IOCTL_MAGIC, 0x02, struct dmsgpu_copy)
 #define DMSGPU_IOCTL_CRC _IOWR(DMSGPU_IOCTL_MAGIC, 0x03, struct dmsgpu_crc)
+#define DMSGPU_IOCTL_CRC_LIST \
+	_IOWR(DMSGPU_IOCTL_MAGIC, 0x04, struct dmsgpu_crc_list)
 
 #endif /* _UAPI_DMSGPU_H */

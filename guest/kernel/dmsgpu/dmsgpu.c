@@ -267,6 +267,28 @@ static int dmsgpu_crc_job(struct dmsgpu *gpu, u64 dev, u64 len, u32 *crc)
 	return 0;
 }
 
+/*
+ * One gather-mode CRC job over the @n entries already in the bounce
+ * buffer; *crc is the seed on entry, the result on return.
+ */
+static int dmsgpu_crc_list_job(struct dmsgpu *gpu, u32 n, u32 *crc)
+{
+	int ret;
+
+	ret = dmsgpu_engine_prepare(gpu, &dmsgpu_crc_engine);
+	if (ret)
+		return ret;
+	lo_hi_writeq(gpu->bounce_dma, gpu->regs + DMS_GPU_REG_CRC_LIST_LO);
+	writel(n, gpu->regs + DMS_GPU_REG_CRC_LIST_COUNT);
+	writel(*crc, gpu->regs + DMS_GPU_REG_CRC_SEED);
+	ret = dmsgpu_engine_run(gpu, &dmsgpu_crc_engine);
+	writel(0, gpu->regs + DMS_GPU_REG_CRC_LIST_COUNT);
+	if (ret)
+		return ret;
+	*crc = readl(gpu->regs + DMS_GPU_REG_CRC_RESULT);
+	return 0;
+}
+
 /* --- dma-buf exporter ------------------------------------------------- */
 
 /*
@@ -372,6 +394,33 @@ static struct dmsgpu_buf *dmsgpu_buf_get(struct dmsgpu *gpu, int fd,
 	return buf;
 }
 
+/*
+ * Start an engine ioctl on [@offset, @offset + @len) of dma-buf @fd: the
+ * buffer, with a reference on its dma-buf and the engine lock held;
+ * dmsgpu_engine_end() gives both back.
+ */
+static struct dmsgpu_buf *dmsgpu_engine_begin(struct dmsgpu *gpu, int fd,
+					      u64 offset, u64 len,
+					      struct dma_buf **dmabuf)
+{
+	struct dmsgpu_buf *buf;
+
+	buf = dmsgpu_buf_get(gpu, fd, offset, len, dmabuf);
+	if (IS_ERR(buf))
+		return buf;
+	if (mutex_lock_interruptible(&gpu->engine_lock)) {
+		dma_buf_put(*dmabuf);
+		return ERR_PTR(-EINTR);
+	}
+	return buf;
+}
+
+static void dmsgpu_engine_end(struct dmsgpu *gpu, struct dma_buf *dmabuf)
+{
+	mutex_unlock(&gpu->engine_lock);
+	dma_buf_put(dmabuf);
+}
+
 /* --- ioctls ----------------------------------------------------------- */
 
 static int dmsgpu_ioctl_info(struct dmsgpu *gpu, void __user *uarg)
@@ -466,14 +515,10 @@ static int dmsgpu_ioctl_copy(struct dmsgpu *gpu, void __user *uarg)
 	    arg.direction != DMSGPU_COPY_FROM_DEVICE)
 		return -EINVAL;
 	to_dev = arg.direction == DMSGPU_COPY_TO_DEVICE;
-	buf = dmsgpu_buf_get(gpu, arg.fd, arg.offset, arg.len, &dmabuf);
+	buf = dmsgpu_engine_begin(gpu, arg.fd, arg.offset, arg.len, &dmabuf);
 	if (IS_ERR(buf))
 		return PTR_ERR(buf);
 
-	if (mutex_lock_interruptible(&gpu->engine_lock)) {
-		ret = -EINTR;
-		goto out_put;
-	}
 	dev = buf->offset + arg.offset;
 	uptr = u64_to_user_ptr(arg.user_ptr);
 	for (left = arg.len; left; left -= len) {
@@ -496,9 +541,7 @@ static int dmsgpu_ioctl_copy(struct dmsgpu *gpu, void __user *uarg)
 		dev += len;
 		uptr += len;
 	}
-	mutex_unlock(&gpu->engine_lock);
-out_put:
-	dma_buf_put(dmabuf);
+	dmsgpu_engine_end(gpu, dmabuf);
 	return ret;
 }
 
@@ -515,14 +558,10 @@ static int dmsgpu_ioctl_crc(struct dmsgpu *gpu, void __user *uarg)
 		return -EFAULT;
 	if (arg.flags)
 		return -EINVAL;
-	buf = dmsgpu_buf_get(gpu, arg.fd, arg.offset, arg.len, &dmabuf);
+	buf = dmsgpu_engine_begin(gpu, arg.fd, arg.offset, arg.len, &dmabuf);
 	if (IS_ERR(buf))
 		return PTR_ERR(buf);
 
-	if (mutex_lock_interruptible(&gpu->engine_lock)) {
-		ret = -EINTR;
-		goto out_put;
-	}
 	dev = buf->offset + arg.offset;
 	crc = arg.seed;
 	for (left = arg.len; left; left -= len) {
@@ -536,15 +575,76 @@ static int dmsgpu_ioctl_crc(struct dmsgpu *gpu, void __user *uarg)
 			break;
 		dev += len;
 	}
-	mutex_unlock(&gpu->engine_lock);
-	if (!ret) {
-		arg.crc = crc;
-		if (copy_to_user(uarg, &arg, sizeof(arg)))
+	dmsgpu_engine_end(gpu, dmabuf);
+	if (ret)
+		return ret;
+	arg.crc = crc;
+	return copy_to_user(uarg, &arg, sizeof(arg)) ? -EFAULT : 0;
+}
+
+/*
+ * The user's ranges go into the bounce buffer as the device's gather list,
+ * translated to device-memory offsets, at most one bounce buffer (and
+ * DMSGPU_CRC_CHUNK bytes of data) per engine job.
+ */
+static int dmsgpu_ioctl_crc_list(struct dmsgpu *gpu, void __user *uarg)
+{
+	struct dms_gpu_crc_range *list = gpu->bounce;
+	u32 per_job = min_t(u32, DMS_GPU_CRC_LIST_MAX,
+			    gpu->bounce_size / sizeof(*list));
+	struct dmsgpu_range __user *uranges;
+	struct dmsgpu_crc_list arg;
+	struct dmsgpu_range r;
+	struct dmsgpu_buf *buf;
+	struct dma_buf *dmabuf;
+	u32 i, n = 0, crc;
+	u64 bytes = 0;
+	int ret = 0;
+
+	if (copy_from_user(&arg, uarg, sizeof(arg)))
+		return -EFAULT;
+	if (arg.flags || arg.reserved || !arg.count ||
+	    arg.count > DMSGPU_CRC_LIST_MAX)
+		return -EINVAL;
+	buf = dmsgpu_engine_begin(gpu, arg.fd, 0, 0, &dmabuf);
+	if (IS_ERR(buf))
+		return PTR_ERR(buf);
+
+	uranges = u64_to_user_ptr(arg.ranges);
+	crc = arg.seed;
+	for (i = 0; i < arg.count; i++) {
+		if (copy_from_user(&r, &uranges[i], sizeof(r))) {
 			ret = -EFAULT;
+			break;
+		}
+		if (!r.len || r.len > DMSGPU_CRC_CHUNK || r.offset > buf->size ||
+		    r.len > buf->size - r.offset) {
+			ret = -EINVAL;
+			break;
+		}
+		if (n == per_job || bytes + r.len > DMSGPU_CRC_CHUNK) {
+			ret = dmsgpu_crc_list_job(gpu, n, &crc);
+			if (ret)
+				break;
+			n = 0;
+			bytes = 0;
+		}
+		list[n].dev = cpu_to_le64(buf->offset + r.offset);
+		list[n].len = cpu_to_le64(r.len);
+		n++;
+		bytes += r.len;
+		if (fatal_signal_pending(current)) {
+			ret = -EINTR;
+			break;
+		}
 	}
-out_put:
-	dma_buf_put(dmabuf);
-	return ret;
+	if (!ret)
+		ret = dmsgpu_crc_list_job(gpu, n, &crc);
+	dmsgpu_engine_end(gpu, dmabuf);
+	if (ret)
+		return ret;
+	arg.crc = crc;
+	return copy_to_user(uarg, &arg, sizeof(arg)) ? -EFAULT : 0;
 }
 
 static long dmsgpu_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
@@ -568,6 +668,9 @@ static long dmsgpu_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		break;
 	case DMSGPU_IOCTL_CRC:
 		ret = dmsgpu_ioctl_crc(gpu, uarg);
+		break;
+	case DMSGPU_IOCTL_CRC_LIST:
+		ret = dmsgpu_ioctl_crc_list(gpu, uarg);
 		break;
 	default:
 		ret = -ENOTTY;
