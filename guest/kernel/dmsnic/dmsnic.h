@@ -72,6 +72,7 @@ struct dmsnic_rx_ring {
 	netmem_ref *pbufs;
 
 	u32 size;		/* entries in each of the three rings */
+	u32 buf_size;		/* bytes per payload buffer (rx-page-size) */
 	u32 hbuf_tail;		/* next slot to post (free running) */
 	u32 hbuf_posted;
 	u32 pbuf_tail;
@@ -112,6 +113,7 @@ struct dmsnic_rx_stats {
 	u64 drops;		/* dropped by the driver */
 	u64 csum_bad;
 	u64 alloc_fail;
+	u64 hdr_unreadable;	/* dropped: headers in devmem payload buffer */
 	struct u64_stats_sync syncp;
 };
 

@@ -19,6 +19,7 @@ static void dmsnic_get_drvinfo(struct net_device *netdev,
 
 static const char * const dmsnic_rxq_stat_names[] = {
 	"packets", "bytes", "split", "drops", "csum_bad", "alloc_fail",
+	"hdr_unreadable",
 };
 
 static const char * const dmsnic_txq_stat_names[] = {
@@ -78,6 +79,7 @@ static void dmsnic_get_ethtool_stats(struct net_device *netdev,
 			data[3] = rs->drops;
 			data[4] = rs->csum_bad;
 			data[5] = rs->alloc_fail;
+			data[6] = rs->hdr_unreadable;
 		} while (u64_stats_fetch_retry(&rs->syncp, start));
 		data += DMSNIC_RXQ_STATS;
 

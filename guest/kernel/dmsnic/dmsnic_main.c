@@ -395,6 +395,8 @@ static int dmsnic_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	netdev->netdev_ops = &dmsnic_netdev_ops;
 	netdev->ethtool_ops = &dmsnic_ethtool_ops;
 	netdev->queue_mgmt_ops = &dmsnic_queue_mgmt_ops;
+	/* TX descriptors take any bus address, devmem (GPU BAR) included. */
+	netdev->netmem_tx = NETMEM_TX_DMA;
 	netdev->hw_features = NETIF_F_SG | NETIF_F_IP_CSUM | NETIF_F_IPV6_CSUM |
 			      NETIF_F_RXCSUM | NETIF_F_RXHASH | NETIF_F_NTUPLE;
 	netdev->features = netdev->hw_features;

@@ -65,17 +65,25 @@ static struct dms_tx_cmpl *dmsnic_tx_cmpl_next(const struct dmsnic_tx_ring *tx)
 
 /* ---- RX buffers ---- */
 
+/*
+ * @unreadable lets a memory provider bound to the queue (devmem TCP's
+ * dma-buf binding) supply the pool's buffers: the driver then never reads
+ * them and the core skips the CPU syncs. Only the payload pool may set it,
+ * and only with header split on, so that headers stay in host memory.
+ */
 static struct page_pool *dmsnic_create_pp(struct dmsnic_priv *priv,
-					  u32 pool_size, int idx)
+					  u32 pool_size, int idx,
+					  unsigned int order, bool unreadable)
 {
 	struct page_pool_params pp = {
-		.order = 0,
-		.flags = PP_FLAG_DMA_MAP | PP_FLAG_DMA_SYNC_DEV,
+		.order = order,
+		.flags = PP_FLAG_DMA_MAP | PP_FLAG_DMA_SYNC_DEV |
+			 (unreadable ? PP_FLAG_ALLOW_UNREADABLE_NETMEM : 0),
 		.pool_size = pool_size,
 		.nid = dev_to_node(dmsnic_dma_dev(priv)),
 		.dev = dmsnic_dma_dev(priv),
 		.dma_dir = DMA_FROM_DEVICE,
-		.max_len = PAGE_SIZE,
+		.max_len = PAGE_SIZE << order,
 		.netdev = priv->netdev,
 		.queue_idx = idx,
 	};
@@ -167,7 +175,7 @@ static bool dmsnic_rx_refill(struct dmsnic_qp *qp)
 }
 
 static int dmsnic_rx_alloc_rings(struct dmsnic_priv *priv,
-				 struct dmsnic_rx_ring *rx, u32 size)
+				 struct dmsnic_rx_ring *rx, int idx, u32 size)
 {
 	struct device *dev = dmsnic_dma_dev(priv);
 
@@ -184,9 +192,18 @@ static int dmsnic_rx_alloc_rings(struct dmsnic_priv *priv,
 	    !rx->hbufs || !rx->pbufs)
 		return -ENOMEM;
 
-	if (!dmsnic_rx_post_hbufs(rx, GFP_KERNEL) ||
-	    !dmsnic_rx_post_pbufs(rx, GFP_KERNEL))
+	if (!dmsnic_rx_post_hbufs(rx, GFP_KERNEL))
 		return -ENOMEM;
+	if (!dmsnic_rx_post_pbufs(rx, GFP_KERNEL)) {
+		if (!page_pool_is_unreadable(rx->pay_pp))
+			return -ENOMEM;
+		/* The ring must fill up; a smaller dma-buf would starve it. */
+		netdev_err(priv->netdev,
+			   "rxq %d: the memory provider gave %u of %u payload buffers; bind a larger dma-buf or shrink the ring (ethtool -G rx)\n",
+			   idx, rx->pbuf_posted,
+			   size - 1);
+		return -ENOBUFS;
+	}
 	return 0;
 }
 
@@ -229,19 +246,26 @@ static void dmsnic_rx_free(struct dmsnic_priv *priv, struct dmsnic_rx_ring *rx)
  * to validate a provider binding).
  */
 static int dmsnic_rx_alloc(struct dmsnic_priv *priv, struct dmsnic_rx_ring *rx,
-			   int idx, bool rings)
+			   int idx, const struct netdev_queue_config *qcfg,
+			   bool rings)
 {
 	u32 size = priv->rx_ring_size;
 	struct page_pool *pp;
 	int err;
 
 	pp = dmsnic_create_pp(priv, DIV_ROUND_UP(size, DMSNIC_HBUFS_PER_PAGE),
-			      idx);
+			      idx, 0, false);
 	if (IS_ERR(pp))
 		return PTR_ERR(pp);
 	rx->hdr_pp = pp;
 
-	pp = dmsnic_create_pp(priv, size, idx);
+	/* Payload buffers are rx-page-size (a devmem binding may ask for
+	 * more than a page), one page-pool allocation each.
+	 */
+	rx->buf_size = qcfg->rx_page_size;
+	pp = dmsnic_create_pp(priv, size, idx, get_order(rx->buf_size),
+			      priv->hds &&
+			      netif_rxq_has_unreadable_mp(priv->netdev, idx));
 	if (IS_ERR(pp)) {
 		err = PTR_ERR(pp);
 		goto err_free;
@@ -250,7 +274,7 @@ static int dmsnic_rx_alloc(struct dmsnic_priv *priv, struct dmsnic_rx_ring *rx,
 
 	if (!rings)
 		return 0;
-	err = dmsnic_rx_alloc_rings(priv, rx, size);
+	err = dmsnic_rx_alloc_rings(priv, rx, idx, size);
 	if (err)
 		goto err_free;
 	return 0;
@@ -300,7 +324,16 @@ static struct sk_buff *dmsnic_rx_skb_from_pay(struct dmsnic_qp *qp,
 	struct sk_buff *skb;
 	u32 hlen;
 
-	if (!va || len < ETH_HLEN)
+	if (!va) {
+		/* Headers in unreadable (devmem) memory: the stack cannot
+		 * parse them, so the frame is lost.
+		 */
+		u64_stats_update_begin(&qp->rx_stats.syncp);
+		qp->rx_stats.hdr_unreadable++;
+		u64_stats_update_end(&qp->rx_stats.syncp);
+		goto drop;
+	}
+	if (len < ETH_HLEN)
 		goto drop;
 	page_pool_dma_sync_netmem_for_cpu(rx->pay_pp, netmem, 0, len);
 	skb = napi_alloc_skb(&qp->napi, DMSNIC_RX_COPY_MAX);
@@ -311,7 +344,7 @@ static struct sk_buff *dmsnic_rx_skb_from_pay(struct dmsnic_qp *qp,
 	skb_put_data(skb, va, hlen);
 	if (len > hlen)
 		skb_add_rx_frag_netmem(skb, 0, netmem, hlen, len - hlen,
-				       PAGE_SIZE);
+				       rx->buf_size);
 	else
 		dmsnic_rx_put_pbuf(rx, netmem);
 	return skb;
@@ -332,7 +365,7 @@ static bool dmsnic_rx_add_frag(struct dmsnic_qp *qp, struct sk_buff *skb,
 		return !len;
 	}
 	page_pool_dma_sync_netmem_for_cpu(rx->pay_pp, netmem, 0, len);
-	skb_add_rx_frag_netmem(skb, nr, netmem, 0, len, PAGE_SIZE);
+	skb_add_rx_frag_netmem(skb, nr, netmem, 0, len, rx->buf_size);
 	return true;
 }
 
@@ -418,7 +451,7 @@ static int dmsnic_rx_one(struct dmsnic_qp *qp, const struct dms_rx_cmpl *c)
 		have_hb = dmsnic_rx_take_hbuf(rx, le16_to_cpu(c->hbuf_id), &hb);
 	if (flags & DMS_RX_F_PAY)
 		netmem = dmsnic_rx_take_pbuf(rx, le16_to_cpu(c->pbuf_id));
-	if (netmem && pay_len > PAGE_SIZE) {
+	if (netmem && pay_len > rx->buf_size) {
 		dmsnic_rx_put_pbuf(rx, netmem);
 		netmem = 0;
 	}
@@ -818,7 +851,7 @@ static void dmsnic_rx_hw_start(struct dmsnic_qp *qp)
 	dmsnic_q_wr64(qp, DMS_NIC_RXQ_PBUF_BASE_LO, rx->pbuf_dma);
 	dmsnic_q_wr64(qp, DMS_NIC_RXQ_CMPL_BASE_LO, rx->cmpl_dma);
 	dmsnic_q_wr32(qp, DMS_NIC_RXQ_HBUF_SIZE, DMSNIC_HDR_BUF_SIZE);
-	dmsnic_q_wr32(qp, DMS_NIC_RXQ_PBUF_SIZE, PAGE_SIZE);
+	dmsnic_q_wr32(qp, DMS_NIC_RXQ_PBUF_SIZE, rx->buf_size);
 	dmsnic_q_wr32(qp, DMS_NIC_RXQ_CMPL_HEAD, rx->cmpl_head & mask);
 	dmsnic_q_wr32(qp, DMS_NIC_RXQ_CTRL, DMS_NIC_Q_ENABLE);
 	dmsnic_q_wr32(qp, DMS_NIC_RXQ_HBUF_TAIL, rx->hbuf_tail & mask);
@@ -855,9 +888,11 @@ static void dmsnic_tx_hw_stop(struct dmsnic_qp *qp)
 static int dmsnic_qp_up(struct dmsnic_priv *priv, struct dmsnic_qp *qp)
 {
 	struct net_device *netdev = priv->netdev;
+	struct netdev_queue_config qcfg;
 	int err;
 
-	err = dmsnic_rx_alloc(priv, &qp->rx, qp->idx, true);
+	netdev_queue_config(netdev, qp->idx, &qcfg);
+	err = dmsnic_rx_alloc(priv, &qp->rx, qp->idx, &qcfg, true);
 	if (err)
 		return err;
 	err = dmsnic_tx_alloc(priv, &qp->tx);
@@ -949,7 +984,30 @@ static int dmsnic_queue_mem_alloc(struct net_device *dev,
 {
 	struct dmsnic_priv *priv = netdev_priv(dev);
 
-	return dmsnic_rx_alloc(priv, qmem, idx, netif_running(dev));
+	return dmsnic_rx_alloc(priv, qmem, idx, qcfg, netif_running(dev));
+}
+
+static void dmsnic_default_qcfg(struct net_device *dev,
+				struct netdev_queue_config *qcfg)
+{
+	qcfg->rx_page_size = PAGE_SIZE;
+}
+
+/* rx-page-size (devmem bind-rx): whole pages, up to the device's limit. */
+static int dmsnic_validate_qcfg(struct net_device *dev,
+				struct netdev_queue_config *qcfg,
+				struct netlink_ext_ack *extack)
+{
+	u32 size = qcfg->rx_page_size;
+
+	if (!is_power_of_2(size) || size < PAGE_SIZE ||
+	    size > DMS_NIC_PBUF_SIZE_MAX) {
+		NL_SET_ERR_MSG_FMT_MOD(extack,
+				       "rx-page-size %u: must be a power of two from %lu to %u",
+				       size, PAGE_SIZE, DMS_NIC_PBUF_SIZE_MAX);
+		return -ERANGE;
+	}
+	return 0;
 }
 
 static void dmsnic_queue_mem_free(struct net_device *dev, void *qmem)
@@ -996,4 +1054,7 @@ const struct netdev_queue_mgmt_ops dmsnic_queue_mgmt_ops = {
 	.ndo_queue_mem_free	= dmsnic_queue_mem_free,
 	.ndo_queue_start	= dmsnic_queue_start,
 	.ndo_queue_stop		= dmsnic_queue_stop,
+	.ndo_default_qcfg	= dmsnic_default_qcfg,
+	.ndo_validate_qcfg	= dmsnic_validate_qcfg,
+	.supported_params	= QCFG_RX_PAGE_SIZE,
 };
