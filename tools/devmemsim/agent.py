@@ -29,6 +29,7 @@ class Agent:
 
         alive() is polled while waiting; returning False aborts (the QEMU
         process died). Returns the agent's hello (node, kernel)."""
+        hids, sent_at = set(), 0.0
         while True:
             if not alive():
                 raise Failure("QEMU exited while waiting for the guest agent")
@@ -37,13 +38,21 @@ class Agent:
                     s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
                     s.connect(self.path)
                     self.sock = s
+                    hids = set()
                     # End whatever partial line an earlier client left.
                     s.sendall(b"\n")
-                hid = self._send("hello")
-                reply = self._wait(lambda m: m.get("op") == "hello" and m.get("id") == hid, 1.0)
+                # Until the guest opens its port QEMU reads nothing from the
+                # socket, so hellos queue up: one per connection is enough (the
+                # agent answers it once up), another only after a long silence.
+                if not hids or time.monotonic() - sent_at > 10.0:
+                    self.sock.settimeout(5.0)
+                    hids.add(self._send("hello"))
+                    sent_at = time.monotonic()
+                reply = self._wait(lambda m: m.get("op") == "hello" and m.get("id") in hids, 1.0)
                 if reply:
                     return reply
-            except (FileNotFoundError, ConnectionRefusedError):
+            except (FileNotFoundError, ConnectionRefusedError, ConnectionResetError,
+                    BrokenPipeError, TimeoutError):
                 self.close()
             if time.monotonic() > deadline:
                 raise Failure(f"the guest agent did not answer on {self.path}")

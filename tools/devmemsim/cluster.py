@@ -80,8 +80,12 @@ def qemu_argv(art: Artifacts, d: Path, node: NodeSpec, nodes: int, accel: str, m
         "-nodefaults", "-no-user-config", "-nographic", "-no-reboot",
         "-L", "/usr/share/seabios", "-L", "/usr/share/qemu",
         "-kernel", str(art.bzimage),
+        # tsc=reliable: TCG's TSC follows the host clock; without it the
+        # clocksource watchdog's cross-CPU skew check can spin forever
+        # against stop_machine on the other vCPU early in boot (seen about
+        # once in 20 two-node boots: both vCPUs busy, console stopped).
         "-append", f"console=ttyS0 root=/dev/vda rw init=/sbin/devmemsim-init panic=-1 "
-                   f"devmemsim.node={n} devmemsim.index={node.index}",
+                   f"tsc=reliable devmemsim.node={n} devmemsim.index={node.index}",
         "-serial", f"file:{d / (n + '.console')}",
         "-qmp", f"unix:{d / (n + '.qmp')},server=on,wait=off",
         "-drive", f"file={art.rootfs},if=none,id=root,format=raw,snapshot=on",
