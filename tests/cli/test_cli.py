@@ -59,6 +59,10 @@ class BadInput(unittest.TestCase):
     def test_bad_node_count(self):
         self.assertOneLineError(cli("run", "--nodes", "0", "--", "true"), "--nodes 0: must be 1..16")
 
+    def test_bad_demo_size_and_mtu(self):
+        self.assertOneLineError(cli("demo", "--mib", "0"), "--mib 0: must be 1..65536")
+        self.assertOneLineError(cli("demo", "--mtu", "100"), "--mtu 100: must be at least 1280")
+
     def test_exec_without_cluster(self):
         self.assertOneLineError(cli("exec", "node0", "--name", "no-such-cluster", "--", "true"),
                                 "no running node 'node0' in cluster 'no-such-cluster'")

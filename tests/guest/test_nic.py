@@ -10,14 +10,12 @@ printed at the end, never asserted beyond "traffic flowed"."""
 import json
 import os
 import re
-import subprocess
 import sys
 import time
 import unittest
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
-CLI = ROOT / "devmemsim"
+from guestlib import boot, kernel_complaints, run, sh, stop, wait_for_peer
+
 NAME = f"nic-test-{os.getpid()}"
 ADDR = {0: "10.10.0.1", 1: "10.10.0.2"}
 IPERF_SECONDS = 4
@@ -98,33 +96,26 @@ else:
 """
 
 
-def cli(*args, timeout=600):
-    return subprocess.run([str(CLI), *args], text=True, capture_output=True, timeout=timeout)
-
-
 class Nic(unittest.TestCase):
     results = []
 
     @classmethod
     def setUpClass(cls):
-        res = cli("boot", "--nodes", "2", "--name", NAME, timeout=1800)
-        if res.returncode != 0:
-            raise RuntimeError(f"boot failed:\n{res.stdout}\n{res.stderr}")
+        boot(NAME, "--nodes", "2")
         cls.ifname = {}
         try:
             for n in (0, 1):
                 out = cls.sh(n, SETUP)
                 cls.ifname[n] = re.search(r"^IF=(\S+)$", out, re.M).group(1)
             # Wait for the carrier and for the peer to answer.
-            cls.sh(0, f"for i in $(seq 60); do ping -c1 -W1 {ADDR[1]} >/dev/null && exit 0; sleep 1; done; exit 1",
-                   timeout=300)
+            wait_for_peer(NAME, 0, ADDR[1])
         except Exception:
-            cli("stop", "--name", NAME)
+            stop(NAME)
             raise
 
     @classmethod
     def tearDownClass(cls):
-        cli("stop", "--name", NAME, timeout=120)
+        stop(NAME)
         if cls.results:
             print("\niperf3 TCP throughput (Gbit/s):", file=sys.stderr)
             for r in cls.results:
@@ -132,10 +123,7 @@ class Nic(unittest.TestCase):
 
     @classmethod
     def sh(cls, node, script, timeout=600, check=True):
-        res = cli("exec", "--name", NAME, f"node{node}", "--", script, timeout=timeout)
-        if check and res.returncode != 0:
-            raise AssertionError(f"node{node}: exit {res.returncode}\n$ {script}\n{res.stdout}\n{res.stderr}")
-        return res.stdout
+        return sh(NAME, node, script, timeout, check)
 
     # ---- helpers ---------------------------------------------------------
 
@@ -145,7 +133,7 @@ class Nic(unittest.TestCase):
 
     def genl(self, node, *args, check=True):
         argv = " ".join(str(a) for a in args)
-        res = cli("exec", "--name", NAME, f"node{node}", "--", f"python3 - {argv} <<'EOF'\n{GENL}\nEOF")
+        res = run(NAME, node, f"python3 - {argv} <<'EOF'\n{GENL}\nEOF")
         if check and res.returncode:
             raise AssertionError(f"node{node}: genl {argv}: {res.stderr}")
         return res
@@ -312,11 +300,9 @@ class Nic(unittest.TestCase):
             self.assertIn("Action: Direct to queue 1", one)
             # Queue out of range, unsupported flow type, taken slot.
             for bad in ("flow-type tcp4 dst-port 1 action 9", "flow-type ether proto 0x88b5 action 1"):
-                self.assertNotEqual(cli("exec", "--name", NAME, "node1", "--",
-                                        f"ethtool -N {rif} {bad}").returncode, 0, bad)
+                self.assertNotEqual(run(NAME, 1, f"ethtool -N {rif} {bad}").returncode, 0, bad)
             # Channels cannot drop below a queue a rule points at.
-            self.assertNotEqual(cli("exec", "--name", NAME, "node1", "--",
-                                    f"ethtool -L {rif} combined 3").returncode, 0)
+            self.assertNotEqual(run(NAME, 1, f"ethtool -L {rif} combined 3").returncode, 0)
         finally:
             self.sh(1, f"ethtool -N {rif} delete 5; ethtool -N {rif} delete 0", check=False)
         self.assertIn("Total 0 rules", self.sh(1, f"ethtool -n {rif}"))
@@ -399,9 +385,7 @@ class Nic(unittest.TestCase):
 
     def test_90_no_kernel_warnings(self):
         for n in (0, 1):
-            out = self.sh(n, "dmesg")
-            for bad in ("WARNING:", "BUG:", "Oops", "stalled pool", "NETDEV WATCHDOG", "bad completion"):
-                self.assertNotIn(bad, out, f"node{n}: {bad}")
+            self.assertEqual(kernel_complaints(NAME, n), [], f"node{n}")
 
 
 if __name__ == "__main__":

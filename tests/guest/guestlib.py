@@ -1,0 +1,55 @@
+"""What the guest tests share: the devmemsim CLI and a booted cluster's
+nodes, driven through it (boot, exec, stop)."""
+
+import subprocess
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+CLI = ROOT / "devmemsim"
+
+
+def cli(*args, timeout=600):
+    return subprocess.run([str(CLI), *args], text=True, capture_output=True, timeout=timeout)
+
+
+def boot(name, *args):
+    """Boot cluster `name` (`devmemsim boot --name NAME ARGS`) or raise."""
+    res = cli("boot", "--name", name, *args, timeout=1800)
+    if res.returncode != 0:
+        raise RuntimeError(f"boot failed:\n{res.stdout}\n{res.stderr}")
+
+
+def stop(name):
+    cli("stop", "--name", name, timeout=120)
+
+
+def run(name, node, script, timeout=600):
+    """Run a shell script on node N of cluster `name`; the finished process."""
+    return cli("exec", "--name", name, f"node{node}", "--", script, timeout=timeout)
+
+
+def sh(name, node, script, timeout=600, check=True):
+    """Run a shell script on node N; its stdout, or AssertionError if it
+    failed and check is set."""
+    res = run(name, node, script, timeout)
+    if check and res.returncode != 0:
+        raise AssertionError(f"node{node}: exit {res.returncode}\n$ {script}\n{res.stdout}\n{res.stderr}")
+    return res.stdout
+
+
+def wait_for_peer(name, node, addr):
+    """Wait (up to a minute) until node N of cluster `name` gets an answer
+    from addr over the data link, or raise AssertionError."""
+    sh(name, node, f"for i in $(seq 60); do ping -c1 -W1 {addr} >/dev/null && exit 0; sleep 1; done; exit 1",
+       timeout=300)
+
+
+# dmesg lines that mean the kernel found something wrong.
+KERNEL_COMPLAINTS = ("WARNING:", "BUG:", "Oops", "leak", "stalled pool", "NETDEV WATCHDOG",
+                     "bad completion")
+
+
+def kernel_complaints(name, node):
+    """The lines of node N's dmesg that carry one of KERNEL_COMPLAINTS."""
+    out = sh(name, node, "dmesg")
+    return [line for line in out.splitlines() if any(bad in line for bad in KERNEL_COMPLAINTS)]

@@ -1,0 +1,232 @@
+"""Devmem TCP end to end between two nodes, into and out of GPU memory.
+
+Demo: `./devmemsim demo --mib 64 --json F` (the main job) moves 64 MiB from
+node0's GPU memory to node1's twice: devmem TCP (bind-tx / bind-rx dma-bufs
+of dmsgpu memory) and bounce buffers (copy engine through host memory). Each
+transfer is checked by the GPUs' CRC engines on both sides, and the PCIe
+counters of each node must show where the payload went: devmem keeps it below
+the switch (root complex < 10 % of the payload at MTU 9000), bounce crosses the
+root complex twice.
+
+BadInput (own cluster): bind-rx with header split off, a dma-buf smaller than
+the RX ring, the process killed (its binding torn down) in the middle of a
+transfer, udmabuf as the provider, and a bad --queue.
+"""
+
+import json
+import os
+import tempfile
+import time
+import unittest
+from pathlib import Path
+
+from guestlib import boot, cli, kernel_complaints, run, stop
+
+TOOL = "/opt/devmemsim/bin/dms-devmem"
+MiB = 1 << 20
+DEMO_MIB = 64
+
+
+class Demo(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        with tempfile.TemporaryDirectory() as d:
+            path = Path(d) / "runs.json"
+            cls.res = cli("demo", "--mib", str(DEMO_MIB), "--json", str(path), timeout=1800)
+            cls.doc = json.loads(path.read_text()) if path.exists() else {}
+        cls.runs = {(r["mode"], r["direction"]): r for r in cls.doc.get("runs", [])}
+
+    def output(self):
+        return f"\nstdout:\n{self.res.stdout}\nstderr:\n{self.res.stderr}"
+
+    def test_demo_succeeds_with_four_runs(self):
+        self.assertEqual(self.res.returncode, 0, self.output())
+        self.assertEqual(sorted(self.runs), [("bounce", "rx"), ("bounce", "tx"),
+                                             ("devmem", "rx"), ("devmem", "tx")], self.output())
+        self.assertGreaterEqual(self.doc["mtu"], 4096)
+
+    def test_every_byte_verified(self):
+        for key, r in self.runs.items():
+            self.assertEqual(r["payload_bytes"], DEMO_MIB * MiB, key)
+            self.assertTrue(r["verified"], key)
+            self.assertRegex(r["crc32c"], r"^0x[0-9a-f]{8}$", key)
+            self.assertGreater(r["throughput_bps"], 0, key)
+            self.assertEqual(r["dma_faults"], 0, key)
+        # Sender and receiver CRCs of one transfer are the same value.
+        for mode in ("devmem", "bounce"):
+            self.assertEqual(self.runs[(mode, "tx")]["crc32c"], self.runs[(mode, "rx")]["crc32c"])
+
+    def test_devmem_payload_stays_below_the_switch(self):
+        for d in ("tx", "rx"):
+            r = self.runs[("devmem", d)]
+            pay = r["payload_bytes"]
+            self.assertLess(r["root_complex_bytes"], 0.10 * pay, (d, r))
+            self.assertGreaterEqual(r["p2p_bytes"], pay, (d, r))
+            self.assertGreaterEqual(r["nic_link_bytes"], pay, (d, r))
+            self.assertGreaterEqual(r["gpu_link_bytes"], pay, (d, r))
+            # Headers and descriptors do cross the root complex.
+            self.assertGreater(r["root_complex_bytes"], 0, (d, r))
+
+    def test_bounce_crosses_the_root_complex_twice(self):
+        for d in ("tx", "rx"):
+            r = self.runs[("bounce", d)]
+            self.assertGreaterEqual(r["root_complex_bytes"], 2 * r["payload_bytes"], (d, r))
+            self.assertEqual(r["p2p_bytes"], 0, (d, r))
+
+    def test_table_printed(self):
+        for mode in ("devmem", "bounce"):
+            for d in ("tx", "rx"):
+                self.assertRegex(self.res.stdout, rf"(?m)^{mode}\s+{d}\s+node\d\s+{DEMO_MIB * MiB}\s.*yes$")
+
+
+class BadInput(unittest.TestCase):
+    NAME = f"devmem-test-{os.getpid()}"
+
+    @classmethod
+    def setUpClass(cls):
+        boot(cls.NAME, "--nodes", "2")
+
+    @classmethod
+    def tearDownClass(cls):
+        stop(cls.NAME)
+
+    def sh(self, node, script, timeout=600):
+        return run(self.NAME, node, script, timeout)
+
+    def tool(self, node, args):
+        res = self.sh(node, f"{TOOL} {args}")
+        return res.returncode, json.loads(res.stdout.strip().splitlines()[-1])
+
+    def pools(self, node):
+        return self.tool(node, "pools")[1]["pools"]
+
+    def buffers(self, node):
+        return int(self.sh(node, "cat /sys/class/misc/dmsgpu0/buffers").stdout)
+
+    def assert_clean(self, node):
+        """No page pool outlived its queue, no dma-buf is still bound, every
+        dmsgpu buffer is back, and the kernel complained about nothing.
+
+        A closing TCP socket frees its receive queue with
+        skb_attempt_defer_free() (7.3 __tcp_close()): the skbs, and the
+        devmem frags they hold, wait on the defer list of the CPU whose NAPI
+        built them until that CPU's next NET_RX softirq. After a reset no
+        frame comes to run one, so loopback pings pinned to each CPU do
+        (kept apart from a leak: anything still held after them is one)."""
+        flush = ("for c in $(seq 0 $(($(nproc) - 1))); do "
+                 "taskset -c $c ping -q -c 1 -W 1 127.0.0.1 >/dev/null || exit 1; done")
+        deadline = time.monotonic() + 10
+        while True:
+            self.assertEqual(self.sh(node, flush).returncode, 0, "loopback ping failed")
+            pools = self.pools(node)
+            stale = [p for p in pools if "detach_time" in p or "dmabuf" in p]
+            if (not stale and self.buffers(node) == 0) or time.monotonic() > deadline:
+                break
+            time.sleep(0.5)
+        self.assertEqual(stale, [], pools)
+        self.assertEqual(self.buffers(node), 0)
+        self.assertEqual(kernel_complaints(self.NAME, node), [])
+
+    def start_server(self, port, args=""):
+        """dms-devmem server on node1 in the background: its pid goes to
+        /tmp/rPORT once it listens, its result to /tmp/sPORT."""
+        self.sh(1, f"rm -f /tmp/r{port} /tmp/s{port}; nohup {TOOL} server --addr 10.10.0.2 "
+                   f"--peer 10.10.0.1 --port {port} --ready-file /tmp/r{port} "
+                   f"--result /tmp/s{port} {args} >/dev/null 2>&1 & "
+                   f"for i in $(seq 300); do [ -e /tmp/r{port} ] && break; sleep 0.1; done")
+
+    def result(self, node, path):
+        """The JSON a background dms-devmem writes to path, once it is there."""
+        return json.loads(self.sh(node, f"for i in $(seq 600); do [ -e {path} ] && break; "
+                                        f"sleep 0.1; done; cat {path}").stdout)
+
+    def kill_when(self, node, stat, frames, pidfile):
+        """kill -9 the process in pidfile once the ethtool -S counters
+        matching `stat` have grown by `frames` (traffic is in flight)."""
+        count = f"ethtool -S eth1 | awk '/{stat}/ {{s += $2}} END {{print s}}'"
+        res = self.sh(node, f"n0=$({count}); for i in $(seq 600); do n=$({count}); "
+                            f"[ $((n - n0)) -gt {frames} ] && break; sleep 0.05; done; "
+                            f"kill -9 $(cat {pidfile}) && echo killed")
+        self.assertIn("killed", res.stdout, res.stderr)
+
+    def transfer(self, server_args="", client_args="", nbytes=8 * MiB, port=5300):
+        """Server on node1 in the background, client on node0; both results."""
+        self.start_server(port, server_args)
+        _, client = self.tool(0, f"client --addr 10.10.0.2 --port {port} --bytes {nbytes} "
+                                 f"{client_args}")
+        return client, self.result(1, f"/tmp/s{port}")
+
+    def test_bind_rx_with_header_split_off_fails(self):
+        self.assertEqual(self.sh(1, "ethtool -G eth1 tcp-data-split off").returncode, 0)
+        try:
+            rc, out = self.tool(1, "server --addr 10.10.0.2 --keep-split")
+        finally:
+            self.sh(1, "ethtool -G eth1 tcp-data-split on")
+        self.assertEqual(rc, 1, out)
+        self.assertEqual(out["errno"], "EINVAL", out)
+        self.assertIn("tcp-data-split is disabled", out["error"])
+        self.assert_clean(1)
+
+    def test_dma_buf_smaller_than_ring_refused(self):
+        rc, out = self.tool(1, "server --addr 10.10.0.2 --buffer-size 1M")
+        self.assertEqual(rc, 1, out)
+        self.assertEqual(out["errno"], "ENOBUFS", out)
+        self.assertRegex(self.sh(1, "dmesg").stdout,
+                         r"rxq \d+: the memory provider gave 256 of 1023 payload buffers")
+        self.assert_clean(1)
+        # The queue went back to host memory and still carries traffic.
+        client, server = self.transfer(port=5301)
+        self.assertNotIn("error", server)
+        self.assertEqual(server["crc32c"], client["crc32c"])
+
+    def test_unbind_while_traffic_flows(self):
+        port = 5302
+        self.start_server(port)
+        self.sh(0, f"rm -f /tmp/c{port}; nohup {TOOL} client --addr 10.10.0.2 --port {port} "
+                   f"--bytes 512M --result /tmp/c{port} >/dev/null 2>&1 &")
+        # Kill the receiver (closing its netlink socket unbinds the dma-buf
+        # and restarts the queue) once fragments are in flight.
+        self.kill_when(1, "rx3_packets", 2000, f"/tmp/r{port}")
+        out = self.result(0, f"/tmp/c{port}")
+        self.assertIn(out.get("errno"), ("ECONNRESET", "EPIPE"), out)
+        self.assert_clean(1)
+        self.assert_clean(0)
+        # The nodes (and QEMU) stay up, and the next transfer works.
+        client, server = self.transfer(port=5303)
+        self.assertNotIn("error", server)
+        self.assertEqual(server["crc32c"], client["crc32c"])
+        self.assertEqual(server["bytes"], 8 * MiB)
+
+    def test_tx_unbind_while_sending(self):
+        """The sender dies with devmem TX frags in flight: its TX binding and
+        dma-buf go once the NIC has completed them."""
+        port = 5305
+        self.start_server(port)
+        self.sh(0, f"rm -f /tmp/c{port}; nohup {TOOL} client --addr 10.10.0.2 --port {port} "
+                   f"--bytes 512M --ready-file /tmp/c{port} >/dev/null 2>&1 & "
+                   f"for i in $(seq 600); do [ -e /tmp/c{port} ] && break; sleep 0.1; done")
+        self.kill_when(0, "tx[0-9]*_packets", 3000, f"/tmp/c{port}")
+        out = self.result(1, f"/tmp/s{port}")
+        # The receiver saw a short stream (or a reset), never a wrong byte count claimed.
+        self.assertTrue("error" in out or out["bytes"] < 512 * MiB, out)
+        self.assert_clean(0)
+        self.assert_clean(1)
+
+    def test_udmabuf_provider(self):
+        client, server = self.transfer("--provider udmabuf", "--provider udmabuf", port=5304)
+        self.assertNotIn("error", server)
+        self.assertNotIn("error", client)
+        self.assertEqual(server["provider"], "udmabuf")
+        self.assertEqual(server["devmem_bytes"], 8 * MiB)
+        self.assertEqual(server["crc32c"], client["crc32c"])
+        self.assert_clean(1)
+
+    def test_bad_queue_named(self):
+        rc, out = self.tool(1, "server --addr 10.10.0.2 --queue 0")
+        self.assertEqual(rc, 1)
+        self.assertEqual(out["error"], "--queue 0: must be 1..3 (eth1 has RX queues 0..3; "
+                                       "queue 0 stays with RSS)")
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
