@@ -13,6 +13,8 @@ PKGS=(
 	zlib1g-dev flex bison bc libelf-dev libssl-dev dwarves cpio rsync kmod
 	seabios qemu-system-data ipxe-qemu debootstrap e2fsprogs dpkg-dev vde2
 	xz-utils debian-archive-keyring clang-format libtomlplusplus-dev
+	# ssh-keygen: the payload's ssh key pair (the guest selftests' ssh remote)
+	openssh-client
 )
 # Packages from bookworm-backports (QEMU 10 needs meson >= 1.5).
 BPO_PKGS=(meson)

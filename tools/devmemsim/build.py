@@ -7,6 +7,7 @@
   ncdevmem the kernel's devmem tool       CACHE/ncdevmem-KEY
   rootfs   Debian guest image             CACHE/rootfs-KEY
   payload  modules + tools disk           build/guest/payload.img
+           (+ the kernel's devmem selftest and an ssh key pair for it)
 """
 
 import fcntl
@@ -26,6 +27,20 @@ QEMU_VERSION = "1:10.0.13+ds-0+deb13u1"
 SCRIPTS = ROOT / "scripts"
 KERNEL_FRAGMENT = ROOT / "configs" / "kernel" / "devmemsim.config"
 GUEST_MODULES = ["dmsgpu", "dmsnic"]  # load order
+# The kernel's devmem selftest and the Python libraries it imports, copied from
+# the guest kernel's source into the payload at their paths in the kernel tree
+# (the libraries find each other, the YNL code and the netlink specs by
+# relative path): /opt/devmemsim/selftests/tools/testing/selftests/...
+KSELFTEST_PATHS = [
+    "tools/testing/selftests/net/lib/py",
+    "tools/testing/selftests/drivers/net/lib/py",
+    "tools/testing/selftests/drivers/net/hw/lib/py",
+    "tools/testing/selftests/drivers/net/hw/devmem.py",
+    "tools/testing/selftests/drivers/net/hw/devmem_lib.py",
+    "tools/net/ynl/pyynl",
+    "Documentation/netlink/specs",
+]
+KSELFTEST_HW = "selftests/tools/testing/selftests/drivers/net/hw"  # in the payload
 
 
 @dataclass
@@ -178,11 +193,19 @@ def build_rootfs() -> Path:
     return Path(run([SCRIPTS / "build-rootfs.sh", out], "building the guest image", capture=True, logname="rootfs"))
 
 
-def build_payload(kos: list, ncdevmem: Path) -> Path:
-    """The second guest disk: our modules and tools, mounted at /opt/devmemsim."""
+def build_payload(kos: list, ncdevmem: Path, ksrc: Path) -> Path:
+    """The second guest disk: our modules and tools, mounted at /opt/devmemsim.
+
+    Also: the kernel's devmem selftest from ksrc (KSELFTEST_PATHS, under
+    selftests/, with ncdevmem next to devmem.py where it looks for it) and a
+    fresh ssh key pair per payload in ssh/ (id_ed25519, authorized_keys, and a
+    client config for the nodes' data addresses): every node's init installs
+    authorized_keys and starts sshd, so the nodes reach each other as root, as
+    the selftest's ssh remote needs. The key stays in build/guest/payload/ssh
+    (never in the source tree)."""
     stage = BUILD / "guest" / "payload"
     img = BUILD / "guest" / "payload.img"
-    inputs = [*kos, ncdevmem, ROOT / "guest" / "tools"]
+    inputs = [*kos, ncdevmem, ROOT / "guest" / "tools", *(ksrc / p for p in KSELFTEST_PATHS)]
     key = digest(*inputs)
     stamp = BUILD / "guest" / "payload.key"
     if stamped(stamp, key) and img.is_file():
@@ -199,12 +222,55 @@ def build_payload(kos: list, ncdevmem: Path) -> Path:
         if tool.is_file() and (os.access(tool, os.X_OK) or tool.suffix == ".py"):
             shutil.copy2(tool, stage / "bin")
     shutil.copy2(ncdevmem, stage / "bin")
+    stage_kselftest(ksrc, ncdevmem, stage)
+    make_ssh_keys(stage / "ssh")
     tmp = img.with_suffix(".tmp")
     tmp.unlink(missing_ok=True)
     run(["mkfs.ext4", "-q", "-F", "-L", "dmspayload", "-d", stage, tmp, "64M"], "making the payload disk", logname="payload")
+    tmp.chmod(0o600)  # it holds the nodes' root ssh key
     tmp.rename(img)
     stamp.write_text(key)
     return img
+
+
+def stage_kselftest(ksrc: Path, ncdevmem: Path, stage: Path) -> None:
+    for rel in KSELFTEST_PATHS:
+        src = ksrc / rel
+        dst = stage / "selftests" / rel
+        if not src.exists():
+            raise Failure(f"{ksrc} has no {rel} (needed for the devmem selftest)")
+        if src.is_dir():
+            shutil.copytree(src, dst, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+        else:
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, dst)
+    shutil.copy2(ncdevmem, stage / KSELFTEST_HW / "ncdevmem")
+
+
+# Root on a node reaches the other nodes' data addresses with the payload key.
+# One cluster's nodes share the image's host keys, and a new cluster is new
+# hosts with old addresses: no known_hosts. Persistent connections, as the
+# selftests' README recommends (an ssh handshake costs ~1 s under TCG).
+SSH_CLIENT_CONFIG = """\
+Host 10.10.0.*
+    User root
+    IdentityFile /opt/devmemsim/ssh/id_ed25519
+    IdentitiesOnly yes
+    StrictHostKeyChecking no
+    UserKnownHostsFile /dev/null
+    LogLevel ERROR
+    ControlMaster auto
+    ControlPath /tmp/ssh-%C
+    ControlPersist 300
+"""
+
+
+def make_ssh_keys(d: Path) -> None:
+    d.mkdir(mode=0o700)
+    run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "devmemsim-payload", "-f", d / "id_ed25519"],
+        "making the payload's ssh key", logname="payload-ssh")
+    shutil.copy2(d / "id_ed25519.pub", d / "authorized_keys")
+    (d / "config").write_text(SSH_CLIENT_CONFIG)
 
 
 class build_lock:
@@ -243,5 +309,5 @@ def _build_all() -> Artifacts:
     kos = build_modules(kout)
     ncdevmem = build_ncdevmem(src, kout)
     rootfs = build_rootfs()
-    payload = build_payload(kos, ncdevmem)
+    payload = build_payload(kos, ncdevmem, src)
     return Artifacts(qemu=qemu, bzimage=bz, kernel_version=release, rootfs=rootfs, payload=payload)
