@@ -210,6 +210,20 @@ void Gpu::update_irq()
 		irq_(0);
 }
 
+bool Gpu::host_dma(tlm::tlm_command cmd, uint64_t addr, uint8_t *data, uint64_t n,
+		   sc_core::sc_time &delay)
+{
+	tlm::tlm_generic_payload gp;
+	gp.set_command(cmd);
+	gp.set_address(addr);
+	gp.set_data_ptr(data);
+	gp.set_data_length(static_cast<unsigned>(n));
+	gp.set_streaming_width(static_cast<unsigned>(n));
+	gp.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+	dma->b_transport(gp, delay);
+	return gp.is_response_ok();
+}
+
 void Gpu::copy_thread()
 {
 	std::vector<uint8_t> buf(kBurst);
@@ -230,18 +244,11 @@ void Gpu::copy_thread()
 		unsigned err = DMS_GPU_ERR_NONE;
 		for (uint64_t done = 0; done < len;) {
 			const uint64_t n = std::min(kBurst, len - done);
-			tlm::tlm_generic_payload gp;
-			gp.set_command(to_dev ? tlm::TLM_READ_COMMAND : tlm::TLM_WRITE_COMMAND);
-			gp.set_address(host + done);
-			gp.set_data_ptr(buf.data());
-			gp.set_data_length(static_cast<unsigned>(n));
-			gp.set_streaming_width(static_cast<unsigned>(n));
-			gp.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
 			if (!to_dev)
 				std::memcpy(buf.data(), mem_ + dev + done, n);
 			sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
-			dma->b_transport(gp, delay);
-			if (!gp.is_response_ok()) {
+			if (!host_dma(to_dev ? tlm::TLM_READ_COMMAND : tlm::TLM_WRITE_COMMAND,
+				      host + done, buf.data(), n, delay)) {
 				err = DMS_GPU_ERR_HOST_DMA;
 				break;
 			}
@@ -294,15 +301,8 @@ unsigned Gpu::crc_gather(Engine &e)
 	sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
 	for (uint64_t done = 0; done < list_len;) {
 		const uint64_t n = std::min(kBurst, list_len - done);
-		tlm::tlm_generic_payload gp;
-		gp.set_command(tlm::TLM_READ_COMMAND);
-		gp.set_address(e.host + done);
-		gp.set_data_ptr(reinterpret_cast<uint8_t *>(list.data()) + done);
-		gp.set_data_length(static_cast<unsigned>(n));
-		gp.set_streaming_width(static_cast<unsigned>(n));
-		gp.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
-		dma->b_transport(gp, delay);
-		if (!gp.is_response_ok())
+		if (!host_dma(tlm::TLM_READ_COMMAND, e.host + done,
+			      reinterpret_cast<uint8_t *>(list.data()) + done, n, delay))
 			return DMS_GPU_ERR_HOST_DMA;
 		done += n;
 	}

@@ -58,6 +58,10 @@ private:
 	};
 	void copy_thread();
 	void crc_thread();
+	// One burst (at most kBurst bytes) to or from a host bus address through
+	// the fabric; false if the address is not reachable.
+	bool host_dma(tlm::tlm_command cmd, uint64_t addr, uint8_t *data, uint64_t n,
+		      sc_core::sc_time &delay);
 	// CRC over the gather list; returns the job's error code.
 	unsigned crc_gather(Engine &e);
 	// Accept a doorbell: false (and BUSY error) if the engine runs.
