@@ -2,6 +2,7 @@
 nodes, driven through it (boot, exec, stop)."""
 
 import subprocess
+import unittest
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -53,3 +54,35 @@ def kernel_complaints(name, node):
     """The lines of node N's dmesg that carry one of KERNEL_COMPLAINTS."""
     out = sh(name, node, "dmesg")
     return [line for line in out.splitlines() if any(bad in line for bad in KERNEL_COMPLAINTS)]
+
+
+class TwoNodes(unittest.TestCase):
+    """Tests on a two-node cluster of their own: booted before the first
+    test, with node0 reaching node1 (10.10.0.2) over the data link, and
+    stopped after the last. A subclass sets NAME and may check its nodes
+    in setup_nodes() (run before the peer check; a failure stops the
+    cluster)."""
+
+    NAME = None
+
+    @classmethod
+    def setUpClass(cls):
+        boot(cls.NAME, "--nodes", "2")
+        try:
+            cls.setup_nodes()
+            wait_for_peer(cls.NAME, 0, "10.10.0.2")
+        except Exception:
+            stop(cls.NAME)
+            raise
+
+    @classmethod
+    def setup_nodes(cls):
+        pass
+
+    @classmethod
+    def tearDownClass(cls):
+        stop(cls.NAME)
+
+    @classmethod
+    def sh(cls, node, script, timeout=600, check=True):
+        return sh(cls.NAME, node, script, timeout, check)

@@ -30,7 +30,7 @@ import re
 import time
 import unittest
 
-from guestlib import boot, kernel_complaints, run, sh, stop, wait_for_peer
+from guestlib import TwoNodes, kernel_complaints, run
 
 NAME = f"devmem-upstream-{os.getpid()}"
 IF = "eth1"  # the dmsnic data interface (devmemsim-init)
@@ -99,27 +99,15 @@ def pattern_sha256(seed, lines, n):
     return h.hexdigest()
 
 
-class DevmemUpstream(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        boot(NAME, "--nodes", "2")
-        try:
-            for n in (0, 1):
-                out = cls.sh(n, f"ethtool -i {IF}; ip -4 -br addr show dev {IF}")
-                if "driver: dmsnic" not in out or f"{ADDR[n]}/24" not in out:
-                    raise AssertionError(f"node{n}: {IF} is not dmsnic at {ADDR[n]}:\n{out}")
-            wait_for_peer(NAME, 0, ADDR[1])
-        except Exception:
-            stop(NAME)
-            raise
+class DevmemUpstream(TwoNodes):
+    NAME = NAME
 
     @classmethod
-    def tearDownClass(cls):
-        stop(NAME)
-
-    @classmethod
-    def sh(cls, node, script, timeout=600, check=True):
-        return sh(NAME, node, script, timeout, check)
+    def setup_nodes(cls):
+        for n in (0, 1):
+            out = cls.sh(n, f"ethtool -i {IF}; ip -4 -br addr show dev {IF}")
+            if "driver: dmsnic" not in out or f"{ADDR[n]}/24" not in out:
+                raise AssertionError(f"node{n}: {IF} is not dmsnic at {ADDR[n]}:\n{out}")
 
     # ---- helpers ---------------------------------------------------------
 

@@ -14,7 +14,7 @@ import sys
 import time
 import unittest
 
-from guestlib import boot, kernel_complaints, run, sh, stop, wait_for_peer
+from guestlib import TwoNodes, kernel_complaints, run
 
 NAME = f"nic-test-{os.getpid()}"
 ADDR = {0: "10.10.0.1", 1: "10.10.0.2"}
@@ -96,34 +96,24 @@ else:
 """
 
 
-class Nic(unittest.TestCase):
+class Nic(TwoNodes):
+    NAME = NAME
     results = []
 
     @classmethod
-    def setUpClass(cls):
-        boot(NAME, "--nodes", "2")
+    def setup_nodes(cls):
         cls.ifname = {}
-        try:
-            for n in (0, 1):
-                out = cls.sh(n, SETUP)
-                cls.ifname[n] = re.search(r"^IF=(\S+)$", out, re.M).group(1)
-            # Wait for the carrier and for the peer to answer.
-            wait_for_peer(NAME, 0, ADDR[1])
-        except Exception:
-            stop(NAME)
-            raise
+        for n in (0, 1):
+            out = cls.sh(n, SETUP)
+            cls.ifname[n] = re.search(r"^IF=(\S+)$", out, re.M).group(1)
 
     @classmethod
     def tearDownClass(cls):
-        stop(NAME)
+        super().tearDownClass()
         if cls.results:
             print("\niperf3 TCP throughput (Gbit/s):", file=sys.stderr)
             for r in cls.results:
                 print(f"  {r}", file=sys.stderr)
-
-    @classmethod
-    def sh(cls, node, script, timeout=600, check=True):
-        return sh(NAME, node, script, timeout, check)
 
     # ---- helpers ---------------------------------------------------------
 
