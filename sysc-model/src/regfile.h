@@ -7,6 +7,24 @@
 namespace devmemsim
 {
 
+// 64-bit device registers are pairs of 32-bit registers (low first).
+inline uint32_t lo32(uint64_t v)
+{
+	return static_cast<uint32_t>(v);
+}
+inline uint32_t hi32(uint64_t v)
+{
+	return static_cast<uint32_t>(v >> 32);
+}
+inline void set_lo(uint64_t &v, uint32_t x)
+{
+	v = (v & ~0xffffffffull) | x;
+}
+inline void set_hi(uint64_t &v, uint32_t x)
+{
+	v = (v & 0xffffffffull) | static_cast<uint64_t>(x) << 32;
+}
+
 // A device's 32-bit register file. Accesses follow the datasheet: aligned
 // 32-bit accesses reach one register, aligned 64-bit accesses two (low
 // register first); anything else reads all-ones and writes are dropped.
