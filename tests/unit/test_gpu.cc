@@ -10,35 +10,13 @@
 #include "devmemsim/devmemsim.h"
 #include "devmemsim/gpu_regs.h"
 #include "devmemsim/pci_ids.h"
+#include "fake_host.h"
 #include "gpu/crc32c.h"
 
 namespace
 {
 
-constexpr uint64_t kHostBase = 0x100000;
-
-struct FakeHost {
-	std::vector<uint8_t> ram = std::vector<uint8_t>(4 << 20);
-	std::vector<unsigned> irqs;
-};
-
-int host_dma(void *opaque, uint64_t addr, void *buf, uint64_t len, int is_write)
-{
-	auto *h = static_cast<FakeHost *>(opaque);
-	if (addr < kHostBase || addr - kHostBase + len > h->ram.size())
-		return -1;
-	uint8_t *p = &h->ram[addr - kHostBase];
-	if (is_write)
-		std::memcpy(p, buf, len);
-	else
-		std::memcpy(buf, p, len);
-	return 0;
-}
-
-void host_irq(void *opaque, unsigned v)
-{
-	static_cast<FakeHost *>(opaque)->irqs.push_back(v);
-}
+constexpr uint64_t kHostBase = fake_host::kRamBase;
 
 class Gpu : public ::testing::Test
 {
@@ -49,9 +27,8 @@ protected:
 		node_ = dms_node_new(nullptr, err, sizeof(err));
 		ASSERT_NE(node_, nullptr) << err;
 		mem_ = new std::vector<uint8_t>(dms_gpu_mem_size(node_));
-		host_ = new FakeHost;
-		static const dms_dev_ops ops = {host_dma, host_irq, nullptr, nullptr};
-		dms_dev_attach(node_, DMS_DEV_GPU, &ops, host_);
+		host_ = new fake_host::Host(4 << 20);
+		host_->attach(node_, DMS_DEV_GPU);
 		dms_gpu_set_memory(node_, mem_->data());
 		dms_node_step(node_, 0);
 	}
@@ -69,11 +46,7 @@ protected:
 	static void wr(uint32_t off, uint32_t v) { dms_reg_write(node_, DMS_DEV_GPU, off, v, 4); }
 	static void wr64(uint32_t off, uint64_t v) { dms_reg_write(node_, DMS_DEV_GPU, off, v, 8); }
 	// Run the model until it is idle (functional mode: no time passes).
-	static void run()
-	{
-		for (int i = 0; i < 100 && dms_node_deadline_ns(node_) != DMS_NO_DEADLINE; i++)
-			dms_node_step(node_, dms_node_deadline_ns(node_));
-	}
+	static void run() { fake_host::run_until_idle(node_, 100); }
 	static void copy(uint64_t dev, uint64_t host, uint64_t len, uint32_t dir)
 	{
 		wr64(DMS_GPU_REG_COPY_DEV_LO, dev);
@@ -95,11 +68,11 @@ protected:
 	static std::string stats() { return dms_node_stats_json(node_); }
 	static dms_node *node_;
 	static std::vector<uint8_t> *mem_;
-	static FakeHost *host_;
+	static fake_host::Host *host_;
 };
 dms_node *Gpu::node_;
 std::vector<uint8_t> *Gpu::mem_;
-FakeHost *Gpu::host_;
+fake_host::Host *Gpu::host_;
 
 } // namespace
 

@@ -11,45 +11,14 @@
 #include "devmemsim/devmemsim.h"
 #include "devmemsim/nic_desc.h"
 #include "devmemsim/nic_regs.h"
+#include "fake_host.h"
 #include "frames.h"
 
 namespace
 {
 
-constexpr uint64_t kRam = 0x100000; // fake host RAM: [1 MiB, 1 MiB + 16 MiB)
-constexpr uint64_t kRamSize = 16 << 20;
-
-struct Host {
-	std::vector<uint8_t> ram = std::vector<uint8_t>(kRamSize);
-	std::vector<unsigned> irqs;
-	std::vector<std::vector<uint8_t>> sent;
-	int rx_ready = 0;
-	uint8_t *at(uint64_t a) { return &ram[a - kRam]; }
-};
-
-int host_dma(void *o, uint64_t addr, void *buf, uint64_t len, int w)
-{
-	auto *h = static_cast<Host *>(o);
-	if (addr < kRam || addr - kRam + len > kRamSize)
-		return -1;
-	if (w)
-		std::memcpy(h->at(addr), buf, len);
-	else
-		std::memcpy(buf, h->at(addr), len);
-	return 0;
-}
-void host_irq(void *o, unsigned v)
-{
-	static_cast<Host *>(o)->irqs.push_back(v);
-}
-void host_send(void *o, const uint8_t *f, size_t n)
-{
-	static_cast<Host *>(o)->sent.emplace_back(f, f + n);
-}
-void host_rx_ready(void *o)
-{
-	static_cast<Host *>(o)->rx_ready++;
-}
+using fake_host::Host;
+constexpr uint64_t kRam = fake_host::kRamBase; // fake host RAM: 16 MiB from here
 
 // Ring layout of queue q in fake RAM.
 struct Rings {
@@ -73,8 +42,7 @@ protected:
 		node_ = dms_node_new(nullptr, err, sizeof(err));
 		ASSERT_NE(node_, nullptr) << err;
 		host_ = new Host;
-		static const dms_dev_ops ops = {host_dma, host_irq, host_send, host_rx_ready};
-		dms_dev_attach(node_, DMS_DEV_NIC, &ops, host_);
+		host_->attach(node_, DMS_DEV_NIC);
 		dms_node_step(node_, 0);
 	}
 	void SetUp() override
@@ -82,10 +50,7 @@ protected:
 		wr(DMS_NIC_REG_CTRL, DMS_NIC_CTRL_RESET);
 		run();
 		dms_node_reset_stats(node_);
-		host_->irqs.clear();
-		host_->sent.clear();
-		host_->rx_ready = 0;
-		std::fill(host_->ram.begin(), host_->ram.end(), 0);
+		host_->clear();
 		for (unsigned q = 0; q < 4; q++)
 			enable(q);
 		ph_.assign(4, true);
@@ -97,11 +62,7 @@ protected:
 	}
 	static void wr(uint32_t off, uint32_t v) { dms_reg_write(node_, DMS_DEV_NIC, off, v, 4); }
 	static void qw(unsigned q, uint32_t off, uint32_t v) { wr(DMS_NIC_Q_BASE(q) + off, v); }
-	static void run()
-	{
-		for (int i = 0; i < 1000 && dms_node_deadline_ns(node_) != DMS_NO_DEADLINE; i++)
-			dms_node_step(node_, dms_node_deadline_ns(node_));
-	}
+	static void run() { fake_host::run_until_idle(node_, 1000); }
 	// Rings set up, `posted` buffers of each kind posted.
 	static void enable(unsigned q, unsigned posted = 32)
 	{

@@ -5,17 +5,15 @@
 // traffic. Driven through the C ABI like test_nic.cc.
 #include <gtest/gtest.h>
 
-#include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <random>
 #include <string>
-#include <unistd.h>
 #include <vector>
 
 #include "devmemsim/devmemsim.h"
 #include "devmemsim/nic_desc.h"
 #include "devmemsim/nic_regs.h"
+#include "fake_host.h"
 #include "frames.h"
 #include "nic/csum.h"
 #include "nic/parser.h"
@@ -27,48 +25,27 @@ using namespace devmemsim;
 namespace
 {
 
-constexpr uint64_t kRam = 0x100000;
+constexpr uint64_t kRam = fake_host::kRamBase;
 constexpr uint64_t kRamSize = 4 << 20;
 constexpr uint64_t kHbufRing = kRam, kPbufRing = kRam + 0x1000, kCmplRing = kRam + 0x2000;
 constexpr uint64_t kHdata = kRam + 0x10000, kPdata = kRam + 0x40000;
 constexpr unsigned kLog2 = 6, kSlots = 64, kHbuf = 256, kPbuf = 4096;
 
-std::vector<uint8_t> g_ram(kRamSize);
+fake_host::Host g_host(kRamSize);
 uint8_t *at(uint64_t a)
 {
-	return &g_ram[a - kRam];
+	return g_host.at(a);
 }
-
-int host_dma(void *, uint64_t addr, void *buf, uint64_t len, int w)
-{
-	if (addr < kRam || addr - kRam + len > kRamSize)
-		return -1;
-	if (w)
-		std::memcpy(at(addr), buf, len);
-	else
-		std::memcpy(buf, at(addr), len);
-	return 0;
-}
-void host_irq(void *, unsigned) {}
-void host_send(void *, const uint8_t *, size_t) {}
-void host_rx_ready(void *) {}
 
 class RtlNic : public ::testing::Test
 {
 protected:
 	static void SetUpTestSuite()
 	{
-		char path[] = "/tmp/dms-rtl-nic-XXXXXX";
-		int fd = mkstemp(path);
-		ASSERT_GE(fd, 0);
-		close(fd);
-		std::ofstream(path) << "[nic]\nqueues = 1\nparser = \"rtl\"\n";
-		char err[256] = "";
-		node_ = dms_node_new(path, err, sizeof(err));
-		std::remove(path);
+		std::string err;
+		node_ = fake_host::new_node("[nic]\nqueues = 1\nparser = \"rtl\"\n", &err);
 		ASSERT_NE(node_, nullptr) << err;
-		static const dms_dev_ops ops = {host_dma, host_irq, host_send, host_rx_ready};
-		dms_dev_attach(node_, DMS_DEV_NIC, &ops, nullptr);
+		g_host.attach(node_, DMS_DEV_NIC);
 		dms_node_step(node_, 0);
 	}
 	static void wr(uint32_t off, uint32_t v) { dms_reg_write(node_, DMS_DEV_NIC, off, v, 4); }
@@ -77,11 +54,7 @@ protected:
 		return uint32_t(dms_reg_read(node_, DMS_DEV_NIC, off, 4));
 	}
 	static void qw(uint32_t off, uint32_t v) { wr(DMS_NIC_Q_BASE(0) + off, v); }
-	static void run()
-	{
-		for (int i = 0; i < 100000 && dms_node_deadline_ns(node_) != DMS_NO_DEADLINE; i++)
-			dms_node_step(node_, dms_node_deadline_ns(node_));
-	}
+	static void run() { fake_host::run_until_idle(node_, 100000); }
 	// Post nh header and np payload buffers.
 	void post(unsigned nh, unsigned np)
 	{
@@ -103,7 +76,7 @@ protected:
 		wr(DMS_NIC_REG_CTRL, DMS_NIC_CTRL_RESET);
 		run();
 		dms_node_reset_stats(node_);
-		std::fill(g_ram.begin(), g_ram.end(), 0);
+		g_host.clear();
 		qw(DMS_NIC_RXQ_RING_LOG2, kLog2);
 		qw(DMS_NIC_RXQ_HBUF_BASE_LO, uint32_t(kHbufRing));
 		qw(DMS_NIC_RXQ_PBUF_BASE_LO, uint32_t(kPbufRing));
