@@ -15,6 +15,8 @@ PKGS=(
 	xz-utils debian-archive-keyring clang-format libtomlplusplus-dev
 	# ssh-keygen: the payload's ssh key pair (the guest selftests' ssh remote)
 	openssh-client
+	# the lint suite (clang-format is above; checkpatch comes with the kernel)
+	shellcheck python3-pyflakes
 )
 # Packages from bookworm-backports (QEMU 10 needs meson >= 1.5).
 BPO_PKGS=(meson)

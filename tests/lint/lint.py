@@ -1,0 +1,200 @@
+#!/usr/bin/python3
+"""Run one linter over the repository's files of its kind.
+
+  lint.py clang-format | checkpatch | shellcheck | pyflakes
+
+Files are the repository's own (git ls-files, plus new files git does not
+ignore); a file's kind comes from its extension or, for extensionless
+scripts, its shebang. Prints each finding, then one line
+'lint-NAME: N findings in M files'; exits 1 if there are findings, 77 (meson:
+skipped) when the linter cannot run, with the reason.
+"""
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "tools"))
+from devmemsim.paths import cache_dir  # the build's own cache location
+
+SKIP = 77
+
+# clang-format 14 (bookworm) has no .clang-format-ignore (clang-format 18
+# added it), so the files it must not format are listed here, each with why.
+CLANG_FORMAT_EXCLUDED = {
+    "guest/kernel/": "kernel modules follow the kernel's coding style, which "
+                     "checkpatch --strict checks (lint-checkpatch); clang-format "
+                     "output for kernel code disagrees with it",
+    "guest/include/uapi/": "the dmsgpu UAPI header is kernel code, checked by "
+                           "checkpatch with the modules",
+}
+
+C_SUFFIXES = (".c", ".cc", ".cpp", ".h", ".hh", ".hpp")
+SHELLS = ("sh", "bash", "dash")
+
+
+def repo_files() -> list:
+    """Tracked files and new files git does not ignore, relative to ROOT."""
+    if (ROOT / ".git").exists():
+        out = subprocess.run(
+            ["git", "-C", str(ROOT), "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+            check=True, capture_output=True, text=True).stdout
+        return sorted({p for p in out.split("\0") if p and (ROOT / p).is_file()})
+    skip = {".git", "build", ".cache", "__pycache__"}
+    found = []
+    for top, dirs, files in os.walk(ROOT):
+        dirs[:] = [d for d in dirs if d not in skip]
+        found += [str(Path(top, f).relative_to(ROOT)) for f in files]
+    return sorted(found)
+
+
+def interpreter(path: str) -> str:
+    """The program a script names on its '#!' line ('' if none), e.g. 'bash'."""
+    try:
+        with open(ROOT / path, "rb") as f:
+            first = f.readline(200).decode("utf-8", "replace")
+    except OSError:
+        return ""
+    m = re.match(r"#!\s*(\S+)(?:\s+(\S+))?", first)
+    if not m:
+        return ""
+    prog = os.path.basename(m.group(1))
+    if prog == "env" and m.group(2):
+        prog = m.group(2)
+    return prog
+
+
+def is_shell(path: str) -> bool:
+    if path.endswith(".sh"):
+        return True
+    if interpreter(path) in SHELLS:
+        return True
+    # Sourced libraries carry no shebang but a shellcheck shell directive.
+    with open(ROOT / path, "rb") as f:
+        return f.readline(200).startswith(b"# shellcheck shell=")
+
+
+def is_python(path: str) -> bool:
+    return path.endswith(".py") or re.fullmatch(r"python[0-9.]*", interpreter(path)) is not None
+
+
+def run(cmd: list) -> subprocess.CompletedProcess:
+    return subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
+
+
+def report(name: str, findings: dict) -> int:
+    """findings: file -> number of findings. Prints the summary line."""
+    total = sum(findings.values())
+    files = sum(1 for n in findings.values() if n)
+    for path, n in sorted(findings.items()):
+        if n:
+            print(f"  {n:4d}  {path}")
+    print(f"lint-{name}: {total} findings in {files} files")
+    return 1 if total else 0
+
+
+def lint_clang_format(files: list) -> int:
+    for prefix, why in CLANG_FORMAT_EXCLUDED.items():
+        print(f"not formatted by clang-format: {prefix}: {why}")
+    targets = [f for f in files if f.endswith(C_SUFFIXES)
+               and not any(f.startswith(p) for p in CLANG_FORMAT_EXCLUDED)]
+    findings = {}
+    for path in targets:
+        # -style=file (the default): the nearest .clang-format above the
+        # file, so qemu-device/ gets QEMU's layout and the rest the repo's.
+        res = run(["clang-format", "--dry-run", "--Werror", path])
+        sys.stdout.write(res.stderr)
+        findings[path] = res.stderr.count("[-Wclang-format-violations]")
+        if res.returncode and not findings[path]:
+            findings[path] = 1  # clang-format itself failed on the file
+    return report("clang-format", findings)
+
+
+def kernel_source() -> Path:
+    """The Linux tree the build uses, located by the build's own script.
+
+    fetch-linux.sh without a version reuses the newest tree already in the
+    cache with no network access; it is only called when one is there."""
+    cache = cache_dir()
+    if not any(cache.glob("src/linux-*/.devmemsim-unpacked")):
+        return None
+    res = run([str(ROOT / "scripts" / "fetch-linux.sh"), str(cache)])
+    if res.returncode:
+        sys.stderr.write(res.stderr)
+        return None
+    return Path(res.stdout.strip())
+
+
+def lint_checkpatch(files: list) -> int:
+    ksrc = kernel_source()
+    if ksrc is None:
+        print(f"skipped: no Linux source under {cache_dir()}/src "
+              "(./devmemsim build fetches it; checkpatch.pl comes with it)")
+        return SKIP
+    targets = [f for f in files if f.startswith(("guest/kernel/", "guest/include/"))
+               and f.endswith((".c", ".h"))]
+    res = run(["perl", str(ksrc / "scripts" / "checkpatch.pl"), "--strict", "--no-tree",
+               "--show-types", "--color=never", "-f", *targets])
+    sys.stdout.write(res.stdout + res.stderr)
+    findings, current = {}, None
+    for line in res.stdout.splitlines():
+        # Each file's block starts with its name (between dashed lines) and
+        # ends with "total: E errors, W warnings, C checks, N lines checked".
+        if line in targets:
+            current = line
+        m = re.match(r"total: (\d+) errors, (\d+) warnings, (\d+) checks", line)
+        if m and current:
+            findings[current] = sum(int(n) for n in m.groups())
+    if res.returncode and not findings:
+        findings["checkpatch.pl"] = 1  # failed without a per-file total
+    return report("checkpatch", findings)
+
+
+def lint_shellcheck(files: list) -> int:
+    targets = [f for f in files if is_shell(f)]
+    # -x follows 'source' directives (paths relative to the repository root).
+    res = run(["shellcheck", "-x", "-f", "gcc", *targets])
+    sys.stdout.write(res.stdout + res.stderr)
+    findings = {}
+    for line in res.stdout.splitlines():
+        path = line.split(":", 1)[0]
+        findings[path] = findings.get(path, 0) + 1
+    if res.returncode and not findings:
+        findings["shellcheck"] = 1
+    return report("shellcheck", findings)
+
+
+def lint_pyflakes(files: list) -> int:
+    targets = [f for f in files if is_python(f)]
+    # Debian's python3 and its python3-pyflakes, like every tool of the project.
+    res = run(["/usr/bin/python3", "-m", "pyflakes", *targets])
+    sys.stdout.write(res.stdout + res.stderr)
+    findings = {}
+    for line in res.stdout.splitlines():
+        path = line.split(":", 1)[0]
+        findings[path] = findings.get(path, 0) + 1
+    if res.returncode and not findings:
+        findings["pyflakes"] = 1
+    return report("pyflakes", findings)
+
+
+LINTERS = {
+    "clang-format": lint_clang_format,
+    "checkpatch": lint_checkpatch,
+    "shellcheck": lint_shellcheck,
+    "pyflakes": lint_pyflakes,
+}
+
+
+def main() -> int:
+    if len(sys.argv) != 2 or sys.argv[1] not in LINTERS:
+        print(f"usage: lint.py {' | '.join(LINTERS)}", file=sys.stderr)
+        return 2
+    return LINTERS[sys.argv[1]](repo_files())
+
+
+if __name__ == "__main__":
+    sys.exit(main())
