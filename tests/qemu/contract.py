@@ -34,8 +34,11 @@ def _load() -> dict:
             value(name)
         except (SyntaxError, NameError, KeyError):
             pass  # not a plain integer (none of those are used by tests)
-    # One-argument macros such as DMS_NIC_Q_BASE(q) become functions.
+    # One-argument macros such as DMS_NIC_Q_BASE(q) become functions; the
+    # DMS_* names in their bodies are the plain defines' values.
     for name, (param, body) in macros.items():
+        body = re.sub(r"\b(\d+|0x[0-9a-fA-F]+)U\b", r"\1", body)
+        body = re.sub(r"\bDMS_\w+\b", lambda m: str(value(m.group(0))), body)
         values[name] = (lambda p, b: lambda x: eval(
             re.sub(rf"\b{p}\b", str(int(x)), b), {"__builtins__": {}}))(param, body)
     return values
