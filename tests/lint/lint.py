@@ -82,7 +82,11 @@ def is_python(path: str) -> bool:
 
 
 def run(cmd: list) -> subprocess.CompletedProcess:
-    return subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
+    try:
+        return subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
+    except FileNotFoundError:
+        return subprocess.CompletedProcess(
+            cmd, 127, "", f"{cmd[0]}: not installed (scripts/bootstrap.sh installs it)\n")
 
 
 def report(name: str, findings: dict) -> int:
