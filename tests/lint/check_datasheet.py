@@ -1,9 +1,9 @@
 #!/usr/bin/python3
 """docs/datasheet.md's register tables agree with the contract headers.
 
-Every register a table names must exist in sysc-model/include/devmemsim/*.h
-at the offset the table gives, and every register the headers define must be
-in a table. The headers are read by tests/qemu/contract.py, the Python
+The PCI identity table must match pci_ids.h. Every register a table names
+must exist in sysc-model/include/devmemsim/*.h at the offset the table
+gives, and every register the headers define must be in a table. The headers are read by tests/qemu/contract.py, the Python
 tests' one reader of the contract.
 
 The tables' name column is read as the datasheet writes it:
@@ -141,9 +141,35 @@ def check_row(device: str, prefix: str, row: dict) -> tuple:
     return check_placed(prefix, name_groups(name), where)
 
 
+def check_identity(rows: list) -> list:
+    """The PCI identity table against pci_ids.h."""
+    errors = []
+    for row in rows:
+        dev = row.get("function", "").removeprefix("devmemsim-").upper()
+        ids = [HEADER.get(f"DMS_PCI_DEVICE_ID_{dev}"), HEADER.get(f"DMS_PCI_CLASS_{dev}")]
+        if None in ids:
+            errors.append(f"PCI identity: {row.get('function')}: no DMS_PCI_*_{dev} in pci_ids.h")
+            continue
+        want = {
+            "vendor:device": f"{C.DMS_PCI_VENDOR_ID:04x}:{ids[0]:04x}",
+            "class": f"{ids[1]:04x}",
+            "subsystem": f"{C.DMS_PCI_SUBSYS_VENDOR_ID:04x}:{C.DMS_PCI_SUBSYS_ID:04x}",
+            "revision": str(C.DMS_PCI_REVISION),
+        }
+        for column, expect in want.items():
+            cell = row.get(column, "")
+            m = re.search(r"`([^`]+)`", cell)
+            have = m.group(1) if m else cell.strip()
+            if have != expect:
+                errors.append(f"PCI identity: {row.get('function')} {column}: datasheet {have}, "
+                              f"headers {expect}")
+    return errors
+
+
 def main() -> int:
     found = tables(DATASHEET.read_text())
-    errors = []
+    identity = found.get(("PCI identity", ""))
+    errors = check_identity(identity) if identity else ["no table under '## PCI identity'"]
     for (section, heading), (device, prefix, covers) in TABLES.items():
         rows = next((r for (s, sub), r in found.items()
                      if s == section and sub.startswith(heading)), None)
