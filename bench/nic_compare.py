@@ -11,11 +11,15 @@ import subprocess
 import sys
 from pathlib import Path
 
-CLI = str(Path(__file__).resolve().parents[1] / "devmemsim")
-# Interface of each NIC, found by MAC (tools/devmemsim/cluster.py), and its subnet.
-NICS = (("devmemsim-nic", "52:54:00:d5:00", "10.10.0"),
-        ("e1000e", "52:54:00:e1:00", "10.11.0"),
-        ("virtio-net", "52:54:00:f1:00", "10.12.0"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
+from devmemsim import addressing  # noqa: E402
+from devmemsim.paths import LAUNCHER  # noqa: E402
+
+CLI = str(LAUNCHER)
+# The links, in the order of the table: (label, link); the compare links'
+# interfaces are found by MAC and addressed here, the data link's by the init.
+NICS = (("devmemsim-nic", addressing.DATA), ("e1000e", addressing.COMPARE[0]),
+        ("virtio-net", addressing.COMPARE[1]))
 
 
 def sh(name, node, script, check=True):
@@ -33,13 +37,13 @@ def main():
     subprocess.run([CLI, "boot", "--nodes", "2", "--compare-nics", "--name", a.name], check=True)
     try:
         for i, node in enumerate(("node0", "node1")):
-            for _, mac, net in NICS[1:]:
-                sh(a.name, node, f"dev=$(ip -o link | grep -i '{mac}:{i:02x}' | cut -d: -f2 | tr -d ' '); "
-                                 f"ip addr add {net}.{i + 1}/24 dev $dev && ip link set $dev up")
+            for _, link in NICS[1:]:
+                sh(a.name, node, f"dev=$(ip -o link | grep -i '{link.mac(i)}' | cut -d: -f2 | tr -d ' '); "
+                                 f"ip addr add {link.cidr(i)} dev $dev && ip link set $dev up")
         sh(a.name, "node1", "iperf3 -s -D >/dev/null 2>&1")
         rows = []
-        for label, _, net in NICS:
-            out = sh(a.name, "node0", f"sleep 1; iperf3 -c {net}.2 -t {a.seconds} -J")
+        for label, link in NICS:
+            out = sh(a.name, "node0", f"sleep 1; iperf3 -c {link.addr(1)} -t {a.seconds} -J")
             bps = json.loads(out)["end"]["sum_received"]["bits_per_second"]
             rows.append((label, bps))
         base = rows[0][1]

@@ -1,10 +1,10 @@
 #!/bin/bash
-# build-qemu.sh SRC WORK OVERLAY MODEL_DIR
+# build-qemu.sh SRC WORK OVERLAY MODEL_DIR BINARY
 #   SRC       unpacked Debian qemu source (scripts/fetch-qemu.sh)
-#   WORK      work area: WORK/src (a copy of SRC plus our overlay), WORK/build,
-#             WORK/bin/qemu-system-x86_64 (the result)
+#   WORK      work area: WORK/src (a copy of SRC plus our overlay), WORK/build
 #   OVERLAY   qemu-device/ (its hw/devmemsim becomes WORK/src/hw/devmemsim)
 #   MODEL_DIR directory holding libdevmemsim.so and include/devmemsim/
+#   BINARY    where qemu-system-x86_64 goes (tools/devmemsim/paths.py decides)
 # Incremental: files are synced by content, so ninja only rebuilds what
 # changed. Prints the binary's path.
 set -euo pipefail
@@ -12,6 +12,7 @@ src=$1
 work=$2
 overlay=$3
 model=$4
+binary=$5
 
 # Keep in step with the README's requirements section.
 CONFIGURE_ARGS=(
@@ -72,7 +73,7 @@ if [ ! -f "$b/build.ninja" ] || [ "$(cat "$b/.devmemsim-configure" 2>/dev/null)"
 fi
 echo "build-qemu: ninja in $b" >&2
 ninja -C "$b" -j"$(nproc)" qemu-system-x86_64 >&2
-mkdir -p "$work/bin"
-install -m 0755 "$b/qemu-system-x86_64" "$work/bin/.qemu-system-x86_64.new"
-mv -f "$work/bin/.qemu-system-x86_64.new" "$work/bin/qemu-system-x86_64"
-echo "$work/bin/qemu-system-x86_64"
+mkdir -p "$(dirname "$binary")"
+install -m 0755 "$b/qemu-system-x86_64" "$binary.new"
+mv -f "$binary.new" "$binary"
+echo "$binary"

@@ -1,17 +1,10 @@
 """The CLI's answers to bad input: one line naming the problem, exit 2."""
 
 import os
-import subprocess
 import tempfile
 import unittest
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
-CLI = ROOT / "devmemsim"
-
-
-def cli(*args):
-    return subprocess.run([str(CLI), *args], text=True, capture_output=True, timeout=300)
+from clilib import cli
 
 
 class BadInput(unittest.TestCase):

@@ -1,16 +1,14 @@
-"""What the guest tests share: the devmemsim CLI and a booted cluster's
-nodes, driven through it (boot, exec, stop)."""
+"""What the guest tests share: the devmemsim CLI (clilib.cli) and a booted
+cluster's nodes, driven through it (boot, exec, stop), and the cluster's
+address plan (data_addr(node): node N's address on the data link)."""
 
-import subprocess
+import sys
 import unittest
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
-CLI = ROOT / "devmemsim"
-
-
-def cli(*args, timeout=600):
-    return subprocess.run([str(CLI), *args], text=True, capture_output=True, timeout=timeout)
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "cli"))
+from clilib import cli  # noqa: E402
+from devmemsim.addressing import data_addr  # noqa: E402
 
 
 def boot(name, *args):
@@ -58,7 +56,7 @@ def kernel_complaints(name, node):
 
 class TwoNodes(unittest.TestCase):
     """Tests on a two-node cluster of their own: booted before the first
-    test, with node0 reaching node1 (10.10.0.2) over the data link, and
+    test, with node0 reaching node1 (data_addr(1)) over the data link, and
     stopped after the last. A subclass sets NAME and may check its nodes
     in setup_nodes() (run before the peer check; a failure stops the
     cluster)."""
@@ -70,7 +68,7 @@ class TwoNodes(unittest.TestCase):
         boot(cls.NAME, "--nodes", "2")
         try:
             cls.setup_nodes()
-            wait_for_peer(cls.NAME, 0, "10.10.0.2")
+            wait_for_peer(cls.NAME, 0, data_addr(1))
         except Exception:
             stop(cls.NAME)
             raise

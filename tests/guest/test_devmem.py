@@ -15,14 +15,16 @@ transfer, udmabuf as the provider, and a bad --queue.
 
 import json
 import os
+import re
 import tempfile
 import time
 import unittest
 from pathlib import Path
 
-from guestlib import boot, cli, kernel_complaints, run, stop
+from guestlib import boot, cli, data_addr, kernel_complaints, run, stop
 
 TOOL = "/opt/devmemsim/bin/dms-devmem"
+SERVER, CLIENT = data_addr(1), data_addr(0)  # node1 receives, node0 sends
 MiB = 1 << 20
 DEMO_MIB = 64
 
@@ -79,6 +81,55 @@ class Demo(unittest.TestCase):
                 self.assertRegex(self.res.stdout, rf"(?m)^{mode}\s+{d}\s+node\d\s+{DEMO_MIB * MiB}\s.*yes$")
 
 
+# node1, test_starved_payload_ring: binds a SIZE-byte dma-buf to RX queue
+# QUEUE, accepts one connection on ADDR:PORT and reads it with
+# MSG_SOCK_DEVMEM without ever giving a fragment back (SO_DEVMEM_DONTNEED),
+# as a stalled devmem consumer would, until /tmp/releasePORT exists; then
+# closes it (the fragments go back) and unbinds once /tmp/unbindPORT exists.
+# No single quotes: it goes inside them on a shell command line.
+HOLDER = """
+import os, socket, sys, time
+sys.path.insert(0, "/opt/devmemsim/bin")
+from dmslib import Gpu, bind_dmabuf
+port, size, queue, addr = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+def wait(name):
+    while not os.path.exists(name + str(port)):
+        time.sleep(0.1)
+buf = Gpu("/dev/dmsgpu0").alloc(size)
+nl, _ = bind_dmabuf(buf, "eth1", [queue])
+ls = socket.socket()
+ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+ls.bind((addr, port))
+ls.listen(1)
+open("/tmp/h" + str(port), "w").close()
+conn, _ = ls.accept()
+conn.settimeout(0.1)
+while not os.path.exists("/tmp/release" + str(port)):
+    try:
+        data, anc, _, _ = conn.recvmsg(1 << 20, 64 << 10, 0x2000000)  # MSG_SOCK_DEVMEM
+    except TimeoutError:
+        continue
+    if not data and not anc:
+        time.sleep(0.1)
+conn.close()
+ls.close()
+open("/tmp/released" + str(port), "w").close()
+wait("/tmp/unbind")
+nl.close()
+buf.close()
+open("/tmp/done" + str(port), "w").close()
+"""
+
+# node0: sends zeros to ADDR PORT until killed.
+SENDER = """
+import socket, sys
+s = socket.create_connection((sys.argv[1], int(sys.argv[2])))
+b = bytes(1 << 20)
+while True:
+    s.sendall(b)
+"""
+
+
 class BadInput(unittest.TestCase):
     NAME = f"devmem-test-{os.getpid()}"
 
@@ -130,8 +181,8 @@ class BadInput(unittest.TestCase):
     def start_server(self, port, args=""):
         """dms-devmem server on node1 in the background: its pid goes to
         /tmp/rPORT once it listens, its result to /tmp/sPORT."""
-        self.sh(1, f"rm -f /tmp/r{port} /tmp/s{port}; nohup {TOOL} server --addr 10.10.0.2 "
-                   f"--peer 10.10.0.1 --port {port} --ready-file /tmp/r{port} "
+        self.sh(1, f"rm -f /tmp/r{port} /tmp/s{port}; nohup {TOOL} server --addr {SERVER} "
+                   f"--peer {CLIENT} --port {port} --ready-file /tmp/r{port} "
                    f"--result /tmp/s{port} {args} >/dev/null 2>&1 & "
                    f"for i in $(seq 300); do [ -e /tmp/r{port} ] && break; sleep 0.1; done")
 
@@ -152,14 +203,14 @@ class BadInput(unittest.TestCase):
     def transfer(self, server_args="", client_args="", nbytes=8 * MiB, port=5300):
         """Server on node1 in the background, client on node0; both results."""
         self.start_server(port, server_args)
-        _, client = self.tool(0, f"client --addr 10.10.0.2 --port {port} --bytes {nbytes} "
+        _, client = self.tool(0, f"client --addr {SERVER} --port {port} --bytes {nbytes} "
                                  f"{client_args}")
         return client, self.result(1, f"/tmp/s{port}")
 
     def test_bind_rx_with_header_split_off_fails(self):
         self.assertEqual(self.sh(1, "ethtool -G eth1 tcp-data-split off").returncode, 0)
         try:
-            rc, out = self.tool(1, "server --addr 10.10.0.2 --keep-split")
+            rc, out = self.tool(1, f"server --addr {SERVER} --keep-split")
         finally:
             self.sh(1, "ethtool -G eth1 tcp-data-split on")
         self.assertEqual(rc, 1, out)
@@ -168,7 +219,7 @@ class BadInput(unittest.TestCase):
         self.assert_clean(1)
 
     def test_dma_buf_smaller_than_ring_refused(self):
-        rc, out = self.tool(1, "server --addr 10.10.0.2 --buffer-size 1M")
+        rc, out = self.tool(1, f"server --addr {SERVER} --buffer-size 1M")
         self.assertEqual(rc, 1, out)
         self.assertEqual(out["errno"], "ENOBUFS", out)
         self.assertRegex(self.sh(1, "dmesg").stdout,
@@ -182,7 +233,7 @@ class BadInput(unittest.TestCase):
     def test_unbind_while_traffic_flows(self):
         port = 5302
         self.start_server(port)
-        self.sh(0, f"rm -f /tmp/c{port}; nohup {TOOL} client --addr 10.10.0.2 --port {port} "
+        self.sh(0, f"rm -f /tmp/c{port}; nohup {TOOL} client --addr {SERVER} --port {port} "
                    f"--bytes 512M --result /tmp/c{port} >/dev/null 2>&1 &")
         # Kill the receiver (closing its netlink socket unbinds the dma-buf
         # and restarts the queue) once fragments are in flight.
@@ -202,7 +253,7 @@ class BadInput(unittest.TestCase):
         dma-buf go once the NIC has completed them."""
         port = 5305
         self.start_server(port)
-        self.sh(0, f"rm -f /tmp/c{port}; nohup {TOOL} client --addr 10.10.0.2 --port {port} "
+        self.sh(0, f"rm -f /tmp/c{port}; nohup {TOOL} client --addr {SERVER} --port {port} "
                    f"--bytes 512M --ready-file /tmp/c{port} >/dev/null 2>&1 & "
                    f"for i in $(seq 600); do [ -e /tmp/c{port} ] && break; sleep 0.1; done")
         self.kill_when(0, "tx[0-9]*_packets", 3000, f"/tmp/c{port}")
@@ -221,8 +272,114 @@ class BadInput(unittest.TestCase):
         self.assertEqual(server["crc32c"], client["crc32c"])
         self.assert_clean(1)
 
+    def rings(self, node):
+        out = self.sh(node, "ethtool -g eth1").stdout
+        current = out[out.index("Current hardware settings"):]
+        return {k: int(v) for k, v in re.findall(r"^(RX|TX):\s+(\d+)", current, re.M)}
+
+    def test_ring_resize_during_bound_transfer_mtu9000(self):
+        """ethtool -G restarts every RX queue, the bound one included, with
+        9000-byte frames (three payload buffers each) half assembled: no
+        leak, no kernel complaint, every byte arrives."""
+        port = 5306
+        mtu = self.sh(1, "cat /sys/class/net/eth1/mtu").stdout.strip()
+        self.sh(0, "ip link set eth1 mtu 9000")
+        self.sh(1, "ip link set eth1 mtu 9000")
+        try:
+            self.start_server(port)
+            self.sh(0, f"rm -f /tmp/c{port}; nohup {TOOL} client --addr {SERVER} --port {port} "
+                       f"--bytes 32M --result /tmp/c{port} >/dev/null 2>&1 &")
+            count = "ethtool -S eth1 | awk '/rx3_packets/ {print $2}'"
+            self.sh(1, f"n0=$({count}); for i in $(seq 600); do "
+                       f"[ $(($({count}) - n0)) -gt 500 ] && break; sleep 0.05; done")
+            for size in (512, 1024, 256, 1024):
+                res = self.sh(1, f"ethtool -G eth1 rx {size}")
+                self.assertEqual(res.returncode, 0, res.stderr)
+            client, server = self.result(0, f"/tmp/c{port}"), self.result(1, f"/tmp/s{port}")
+        finally:
+            self.sh(0, f"ip link set eth1 mtu {mtu}")
+            self.sh(1, f"ip link set eth1 mtu {mtu}")
+        self.assertNotIn("error", server, server)
+        self.assertEqual(server["bytes"], 32 * MiB, server)
+        self.assertEqual(server["crc32c"], client["crc32c"])
+        self.assert_clean(1)
+        self.assertEqual(self.rings(1)["RX"], 1024)
+
+    def test_resize_beyond_bound_dma_buf_keeps_old_rings(self):
+        """A 5 MiB dma-buf (1280 buffers) fills the 1023-entry ring but not a
+        4095-entry one: both resize paths (RX alone: queue restarts; RX and
+        TX: every pair rebuilt) fail with ENOBUFS and leave the old rings
+        running; rx-checksumming cannot be turned off while bound; the bound
+        queue then carries a verified transfer and stopping the interface
+        afterwards works."""
+        port = 5307
+        self.start_server(port, "--buffer-size 5M")
+        before = self.rings(1)
+        for change in ("rx 4096", "rx 4096 tx 2048"):
+            res = self.sh(1, f"ethtool -G eth1 {change}")
+            self.assertNotEqual(res.returncode, 0, change)
+            self.assertEqual(self.rings(1), before, change)
+        self.sh(1, "ethtool -K eth1 rx off")
+        self.assertIn("rx-checksumming: on", self.sh(1, "ethtool -k eth1").stdout)
+        _, client = self.tool(0, f"client --addr {SERVER} --port {port} --bytes 8M")
+        server = self.result(1, f"/tmp/s{port}")
+        self.assertNotIn("error", server, server)
+        self.assertEqual(server["devmem_bytes"], 8 * MiB, server)
+        self.assertEqual(server["crc32c"], client["crc32c"])
+        self.assert_clean(1)
+        res = self.sh(1, "ip link set eth1 down && ip link set eth1 up && "
+                         f"for i in $(seq 60); do ping -c1 -W1 {CLIENT} >/dev/null && exit 0; "
+                         "sleep 1; done; exit 1", timeout=300)
+        self.assertEqual(res.returncode, 0, res.stdout + res.stderr)
+
+    def busy_fraction(self, node, seconds=3):
+        """Share of node's CPU time not idle over `seconds`."""
+        out = self.sh(node, f"head -1 /proc/stat; sleep {seconds}; head -1 /proc/stat").stdout
+        a, b = ([int(x) for x in line.split()[1:]] for line in out.splitlines())
+        d = [y - x for x, y in zip(a, b)]
+        return 1 - (d[3] + d[4]) / sum(d)  # idle, iowait
+
+    def test_starved_payload_ring(self):
+        """A receiver that never reads holds every buffer of a 5 MiB binding,
+        so the bound queue's payload ring runs empty: the node must not spin
+        in softirq meanwhile, and the ring fills again once the buffers
+        come back."""
+        port, queue = 5308, 3
+        hold = self.sh(1, f"ethtool -N eth1 flow-type tcp4 dst-port {port} action {queue} && "
+                          f"ethtool -X eth1 equal {queue} && rm -f /tmp/*{port} && "
+                          f"nohup python3 -c '{HOLDER}' {port} {5 * MiB} {queue} {SERVER} "
+                          f">/tmp/holder{port}.log 2>&1 & "
+                          f"for i in $(seq 300); do [ -e /tmp/h{port} ] && exit 0; sleep 0.1; done; "
+                          f"cat /tmp/holder{port}.log; exit 1")
+        self.assertEqual(hold.returncode, 0, hold.stdout + hold.stderr)
+        rule = re.search(r"Added rule with ID (\d+)", hold.stdout)
+        no_buf = "ethtool -S eth1 | awk '/hw_rx_no_buf/ {print $2}'"
+        fails = f"ethtool -S eth1 | awk '/rx{queue}_alloc_fail/ {{print $2}}'"
+        try:
+            self.sh(0, f"nohup python3 -c '{SENDER}' {SERVER} {port} >/dev/null 2>&1 & "
+                       f"echo $! >/tmp/sender{port}")
+            # The device finds the ring empty: frames are dropped for want of a buffer.
+            res = self.sh(1, f"n0=$({no_buf}); for i in $(seq 600); do "
+                             f"[ $({no_buf}) -gt $n0 ] && exit 0; sleep 0.1; done; exit 1")
+            self.assertEqual(res.returncode, 0, "the payload ring never ran dry")
+            self.assertLess(self.busy_fraction(1), 0.35)
+            self.sh(1, f"touch /tmp/release{port}; for i in $(seq 100); do "
+                       f"[ -e /tmp/released{port} ] && break; sleep 0.1; done; sleep 1")
+            again = self.sh(1, f"a=$({fails}); sleep 2; b=$({fails}); echo $a $b").stdout.split()
+            self.assertEqual(again[0], again[1], "the ring did not fill again")
+        finally:
+            self.sh(0, f"kill $(cat /tmp/sender{port}) || true")
+            self.sh(1, f"touch /tmp/release{port} /tmp/unbind{port}; "
+                       f"for i in $(seq 100); do [ -e /tmp/done{port} ] && break; sleep 0.1; done; "
+                       f"ethtool -X eth1 default; "
+                       + (f"ethtool -N eth1 delete {rule.group(1)}" if rule else "true"))
+        self.assert_clean(1)
+        client, server = self.transfer(port=5309)
+        self.assertNotIn("error", server, server)
+        self.assertEqual(server["crc32c"], client["crc32c"])
+
     def test_bad_queue_named(self):
-        rc, out = self.tool(1, "server --addr 10.10.0.2 --queue 0")
+        rc, out = self.tool(1, f"server --addr {SERVER} --queue 0")
         self.assertEqual(rc, 1)
         self.assertEqual(out["error"], "--queue 0: must be 1..3 (eth1 has RX queues 0..3; "
                                        "queue 0 stays with RSS)")

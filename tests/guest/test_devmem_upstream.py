@@ -30,11 +30,11 @@ import re
 import time
 import unittest
 
-from guestlib import TwoNodes, kernel_complaints, run
+from guestlib import TwoNodes, data_addr, kernel_complaints, run
 
 NAME = f"devmem-upstream-{os.getpid()}"
 IF = "eth1"  # the dmsnic data interface (devmemsim-init)
-ADDR = {0: "10.10.0.1", 1: "10.10.0.2"}
+ADDR = {n: data_addr(n) for n in (0, 1)}
 NCDEVMEM = "/opt/devmemsim/bin/ncdevmem"
 HW = "/opt/devmemsim/selftests/tools/testing/selftests/drivers/net/hw"
 MiB = 1 << 20

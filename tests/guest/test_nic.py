@@ -3,7 +3,7 @@ link, ping, iperf3 TCP both ways with header split on and off at MTU 1500
 and 9000, split counters, ntuple steering to queue 2, RSS, channels, and
 RX queue restarts through the queue-management API under traffic.
 
-The dmsnic interface of node i is found by driver; it carries 10.10.0.(i+1)/24
+The dmsnic interface of node i is found by driver; it carries DATA.cidr(i)
 (the guest init sets it; SETUP adds it if missing). Throughput figures are
 printed at the end, never asserted beyond "traffic flowed"."""
 
@@ -14,21 +14,22 @@ import sys
 import time
 import unittest
 
-from guestlib import TwoNodes, kernel_complaints, run
+from guestlib import TwoNodes, data_addr, kernel_complaints, run
+from devmemsim.addressing import DATA  # noqa: E402 (guestlib puts tools/ on the path)
 
 NAME = f"nic-test-{os.getpid()}"
-ADDR = {0: "10.10.0.1", 1: "10.10.0.2"}
+ADDR = {n: data_addr(n) for n in (0, 1)}
 IPERF_SECONDS = 4
 
-# Prints the dmsnic interface name; makes sure it is up and addressed.
+# Prints the dmsnic interface name; makes sure it is up and has the address
+# $CIDR (set before the script).
 SETUP = r"""
 set -e
 IF=$(ls /sys/bus/pci/drivers/dmsnic/*/net/ | head -n1)
 [ -n "$IF" ]
-idx=$(hostname | tr -dc 0-9)
 ip link set "$IF" up
-ip -4 addr show dev "$IF" | grep -q "10.10.0.$((idx + 1))/24" ||
-	ip addr add "10.10.0.$((idx + 1))/24" dev "$IF"
+ip -4 addr show dev "$IF" | grep -q "$CIDR" ||
+	ip addr add "$CIDR" dev "$IF"
 pkill iperf3 || true
 echo "IF=$IF"
 """
@@ -104,7 +105,7 @@ class Nic(TwoNodes):
     def setup_nodes(cls):
         cls.ifname = {}
         for n in (0, 1):
-            out = cls.sh(n, SETUP)
+            out = cls.sh(n, f"CIDR={DATA.cidr(n)}\n{SETUP}")
             cls.ifname[n] = re.search(r"^IF=(\S+)$", out, re.M).group(1)
 
     @classmethod
@@ -280,7 +281,7 @@ class Nic(TwoNodes):
             # ethtool masks name the bits to ignore; the driver keeps value & mask.
             self.sh(1, f"ethtool -N {rif} flow-type tcp6 dst-ip fe80::1 m ::ffff dst-port 80 m 0xff00 "
                        "action 1 loc 5")
-            out = self.sh(1, f"ethtool -N {rif} flow-type udp4 src-ip 10.10.0.1 src-port 9 action 3")
+            out = self.sh(1, f"ethtool -N {rif} flow-type udp4 src-ip {ADDR[0]} src-port 9 action 3")
             self.assertIn("Added rule with ID 0", out)
             self.assertIn("Total 2 rules", self.sh(1, f"ethtool -n {rif}"))
             one = self.sh(1, f"ethtool -n {rif} rule 5")

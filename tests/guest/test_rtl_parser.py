@@ -4,44 +4,43 @@ behavioural parser."""
 
 import json
 import os
-import subprocess
 import unittest
-from pathlib import Path
 
-CLI = str(Path(__file__).resolve().parents[2] / "devmemsim")
+from guestlib import cli, data_addr
+
 # 300 UDP datagrams that split (1000-byte payload) and 300 smaller ones, to
 # a port nobody listens on: the frames still reach node1's NIC.
 UDP_BURST = ("python3 -c \"import socket,time; s=socket.socket(socket.AF_INET, socket.SOCK_DGRAM); "
-             "[(s.sendto(b'x'*n, ('10.10.0.2', 9)), time.sleep(0.002)) for n in [1000]*300+[100]*300]\"")
+             f"[(s.sendto(b'x'*n, ('{data_addr(1)}', 9)), time.sleep(0.002)) for n in [1000]*300+[100]*300]\"")
 
 
-def cli(*args, check=True):
-    res = subprocess.run([CLI, *args], text=True, capture_output=True, timeout=900)
+def devmemsim(*args, check=True):
+    res = cli(*args, timeout=900)
     if check and res.returncode:
         raise AssertionError(f"devmemsim {' '.join(args)}: exit {res.returncode}\n{res.stdout}{res.stderr}")
     return res.stdout
 
 
 def nic_stats(name, node):
-    return json.loads(cli("stats", node, "--name", name, "--json"))["nodes"][node]["nic"]
+    return json.loads(devmemsim("stats", node, "--name", name, "--json"))["nodes"][node]["nic"]
 
 
 def run_with(parser):
     """iperf3 both ways, then the UDP burst; returns (iperf ok, split delta, frames delta)."""
     name = f"rtlcmp-{parser}-{os.getpid()}"
-    cli("boot", "--nodes", "2", "--name", name, "--set", f"nic.parser={parser}")
+    devmemsim("boot", "--nodes", "2", "--name", name, "--set", f"nic.parser={parser}")
     try:
-        cli("exec", "node1", "--name", name, "--", "iperf3 -s -D >/dev/null 2>&1")
-        out = cli("exec", "node0", "--name", name, "--", "sleep 1; iperf3 -c 10.10.0.2 -t 3 -J")
+        devmemsim("exec", "node1", "--name", name, "--", "iperf3 -s -D >/dev/null 2>&1")
+        out = devmemsim("exec", "node0", "--name", name, "--", f"sleep 1; iperf3 -c {data_addr(1)} -t 3 -J")
         iperf_ok = json.loads(out)["end"]["sum_received"]["bytes"] > 0
-        cli("exec", "node1", "--name", name, "--", "pkill iperf3; sleep 1")
+        devmemsim("exec", "node1", "--name", name, "--", "pkill iperf3; sleep 1")
         before = nic_stats(name, "node1")
-        cli("exec", "node0", "--name", name, "--", UDP_BURST)
-        cli("exec", "node0", "--name", name, "--", "sleep 2")
+        devmemsim("exec", "node0", "--name", name, "--", UDP_BURST)
+        devmemsim("exec", "node0", "--name", name, "--", "sleep 2")
         after = nic_stats(name, "node1")
         return iperf_ok, after["rx_split"] - before["rx_split"], after["rx_frames"] - before["rx_frames"]
     finally:
-        cli("stop", "--name", name, check=False)
+        devmemsim("stop", "--name", name, check=False)
 
 
 class RtlParserInTheLoop(unittest.TestCase):

@@ -16,17 +16,12 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tools"))
-from devmemsim.paths import cache_dir  # noqa: E402
+from devmemsim import topology  # noqa: E402
+from devmemsim.paths import qemu_binary  # noqa: E402
 
-QEMU = cache_dir() / "qemu" / "bin" / "qemu-system-x86_64"
-
-# The node topology the CLI gives a node (tools/devmemsim/cluster.py).
-SWITCH = [
-    "-device", "pcie-root-port,id=rp0,bus=pcie.0,chassis=1,slot=0",
-    "-device", "x3130-upstream,id=up0,bus=rp0",
-    "-device", "xio3130-downstream,id=dn0,bus=up0,chassis=2,slot=0",
-    "-device", "xio3130-downstream,id=dn1,bus=up0,chassis=3,slot=1",
-]
+QEMU = qemu_binary()
+# The PCIe switch the CLI gives a node: the NIC goes on NIC_PORT, the GPU on GPU_PORT.
+SWITCH, NIC_PORT, GPU_PORT = topology.SWITCH, topology.NIC_PORT, topology.GPU_PORT
 
 
 class QTest:

@@ -1,11 +1,10 @@
 """Host side of the guest agent protocol (guest/tools/dms-agent).
 
 Newline-delimited JSON over the node's virtio-serial port, reached through
-QEMU's chardev UNIX socket RUN/NODE.ctl. See dms-agent's docstring."""
+QEMU's chardev UNIX socket RUN/NODE.ctl (docs/agent-protocol.md)."""
 
 import base64
 import json
-import os
 import random
 import socket
 import sys
@@ -132,14 +131,3 @@ class Agent:
         mid = self._send("poweroff")
         self._wait(lambda m: m.get("id") == mid, 10.0)
 
-
-def exec_on(path, argv, deadline_s: float = 30.0) -> int:
-    """Connect to a running node's agent and run argv there."""
-    if not os.path.exists(path):
-        raise Failure(f"no running node has the control socket {path}")
-    a = Agent(path)
-    a.connect(time.monotonic() + deadline_s)
-    try:
-        return a.exec(argv)
-    finally:
-        a.close()

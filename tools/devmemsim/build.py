@@ -11,7 +11,9 @@
 """
 
 import fcntl
+import fnmatch
 import hashlib
+import json
 import os
 import shutil
 import subprocess
@@ -20,12 +22,21 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import Failure
-from .paths import BUILD, ROOT, cache_dir
+from .addressing import DATA
+from .errors import Failure, UsageError
+from .paths import BUILD, ROOT, cache_dir, qemu_binary, qemu_work
 
 QEMU_VERSION = "1:10.0.13+ds-0+deb13u1"
 SCRIPTS = ROOT / "scripts"
 KERNEL_FRAGMENT = ROOT / "configs" / "kernel" / "devmemsim.config"
+# Kernel flavours: the Kconfig fragments each applies, in order, on top of
+# tinyconfig. "debug" (KASAN, lockdep, kmemleak, DEBUG_NET, dma-buf and
+# DMA-API checks) is built from the same source when DEVMEMSIM_KERNEL=debug
+# asks for it; its kernel, modules and payload sit beside the default ones.
+KERNEL_FLAVOURS = {
+    "default": [KERNEL_FRAGMENT],
+    "debug": [KERNEL_FRAGMENT, ROOT / "configs" / "kernel" / "debug.config"],
+}
 GUEST_MODULES = ["dmsgpu", "dmsnic"]  # load order
 # The kernel's devmem selftest and the Python libraries it imports, copied from
 # the guest kernel's source into the payload at their paths in the kernel tree
@@ -119,7 +130,7 @@ def build_model() -> Path:
 
 def build_qemu(model_build: Path) -> Path:
     cache = cache_dir()
-    work = cache / "qemu"
+    work = qemu_work()
     staged = model_build / "qemu-model"
     # What QEMU links: the shared model library and its public headers.
     if staged.exists():
@@ -134,35 +145,59 @@ def build_qemu(model_build: Path) -> Path:
         ROOT / "qemu-device",
         staged,
     )
-    binary = work / "bin" / "qemu-system-x86_64"
+    binary = qemu_binary()
     if stamped(work / "stamp", key) and binary.is_file():
         return binary
     started = time.monotonic()
     src = run([SCRIPTS / "fetch-qemu.sh", cache, QEMU_VERSION], "fetching QEMU", capture=True, logname="fetch-qemu")
     log(f"building QEMU {QEMU_VERSION} with devmemsim devices (first time: ~10 min)")
-    run([SCRIPTS / "build-qemu.sh", src, work, ROOT / "qemu-device", staged], "building QEMU", capture=True, logname="qemu")
+    run([SCRIPTS / "build-qemu.sh", src, work, ROOT / "qemu-device", staged, binary], "building QEMU", capture=True, logname="qemu")
     (work / "stamp").write_text(key)
     log(f"QEMU ready in {time.monotonic() - started:.0f} s")
     return binary
 
 
-def build_kernel():
+def kernel_flavour() -> str:
+    """The kernel flavour DEVMEMSIM_KERNEL names ("default" if unset)."""
+    flavour = os.environ.get("DEVMEMSIM_KERNEL") or "default"
+    if flavour not in KERNEL_FLAVOURS:
+        raise UsageError(f"DEVMEMSIM_KERNEL={flavour}: must be one of {', '.join(KERNEL_FLAVOURS)}")
+    return flavour
+
+
+def guest_dir(flavour: str) -> Path:
+    """Where the modules and payload built against a kernel flavour go."""
+    return BUILD / "guest" if flavour == "default" else BUILD / "guest" / flavour
+
+
+def build_kernel(flavour: str = "default"):
     """Returns (source tree, build dir, bzImage, kernel release)."""
     cache = cache_dir()
     src = Path(run([SCRIPTS / "fetch-linux.sh", cache], "fetching Linux", capture=True, logname="fetch-linux"))
-    key = digest(src.name, KERNEL_FRAGMENT, SCRIPTS / "build-kernel.sh")[:16]
-    out = cache / f"kernel-{key}"
+    fragments = KERNEL_FLAVOURS[flavour]
+    key = digest(src.name, *fragments, SCRIPTS / "build-kernel.sh")[:16]
+    out = cache / (f"kernel-{key}" if flavour == "default" else f"kernel-{flavour}-{key}")
     bz = out / "arch" / "x86" / "boot" / "bzImage"
     if not stamped(out / "devmemsim.key", key) or not bz.is_file():
-        log(f"building Linux from {src.name} (first time: ~12 min)")
-        run([SCRIPTS / "build-kernel.sh", src, out, KERNEL_FRAGMENT], "building the kernel", capture=True, logname="kernel")
+        log(f"building the {flavour} Linux kernel from {src.name} "
+            f"(first time: {'~12' if flavour == 'default' else '~25'} min)")
+        fragment = fragments[0]
+        if len(fragments) > 1:
+            # build-kernel.sh applies and checks one fragment: the
+            # concatenation, in which a later setting of a symbol wins.
+            out.mkdir(parents=True, exist_ok=True)
+            fragment = out / f"devmemsim-{flavour}.config"
+            fragment.write_text("".join(f.read_text() for f in fragments))
+        logname = "kernel" if flavour == "default" else f"kernel-{flavour}"
+        run([SCRIPTS / "build-kernel.sh", src, out, fragment], f"building the {flavour} kernel", capture=True,
+            logname=logname)
         (out / "devmemsim.key").write_text(key)
     release = (out / "include" / "config" / "kernel.release").read_text().strip()
     return src, out, bz, release
 
 
-def build_modules(kout: Path) -> list:
-    outdir = BUILD / "guest" / "modules"
+def build_modules(kout: Path, flavour: str = "default") -> list:
+    outdir = guest_dir(flavour) / "modules"
     kos = []
     for mod in GUEST_MODULES:
         mo = outdir / mod
@@ -170,7 +205,7 @@ def build_modules(kout: Path) -> list:
         run(
             ["make", "-s", "-C", kout, f"M={ROOT / 'guest' / 'kernel' / mod}", f"MO={mo}", f"-j{os.cpu_count()}", "modules"],
             f"building {mod}.ko",
-            logname=f"module-{mod}",
+            logname=f"module-{mod}" if flavour == "default" else f"module-{mod}-{flavour}",
         )
         kos.append(mo / f"{mod}.ko")
     return kos
@@ -193,7 +228,7 @@ def build_rootfs() -> Path:
     return Path(run([SCRIPTS / "build-rootfs.sh", out], "building the guest image", capture=True, logname="rootfs"))
 
 
-def build_payload(kos: list, ncdevmem: Path, ksrc: Path) -> Path:
+def build_payload(kos: list, ncdevmem: Path, ksrc: Path, flavour: str = "default") -> Path:
     """The second guest disk: our modules and tools, mounted at /opt/devmemsim.
 
     Also: the kernel's devmem selftest from ksrc (KSELFTEST_PATHS, under
@@ -203,11 +238,11 @@ def build_payload(kos: list, ncdevmem: Path, ksrc: Path) -> Path:
     authorized_keys and starts sshd, so the nodes reach each other as root, as
     the selftest's ssh remote needs. The key stays in build/guest/payload/ssh
     (never in the source tree)."""
-    stage = BUILD / "guest" / "payload"
-    img = BUILD / "guest" / "payload.img"
+    stage = guest_dir(flavour) / "payload"
+    img = guest_dir(flavour) / "payload.img"
     inputs = [*kos, ncdevmem, ROOT / "guest" / "tools", *(ksrc / p for p in KSELFTEST_PATHS)]
     key = digest(*inputs)
-    stamp = BUILD / "guest" / "payload.key"
+    stamp = guest_dir(flavour) / "payload.key"
     if stamped(stamp, key) and img.is_file():
         return img
     if stage.exists():
@@ -251,8 +286,8 @@ def stage_kselftest(ksrc: Path, ncdevmem: Path, stage: Path) -> None:
 # One cluster's nodes share the image's host keys, and a new cluster is new
 # hosts with old addresses: no known_hosts. Persistent connections, as the
 # selftests' README recommends (an ssh handshake costs ~1 s under TCG).
-SSH_CLIENT_CONFIG = """\
-Host 10.10.0.*
+SSH_CLIENT_CONFIG = f"""\
+Host {DATA.host_glob()}
     User root
     IdentityFile /opt/devmemsim/ssh/id_ed25519
     IdentitiesOnly yes
@@ -299,15 +334,77 @@ class build_lock:
 
 def build_all() -> Artifacts:
     with build_lock():
-        return _build_all()
+        return build_guest(build_qemu(build_model()))
 
 
-def _build_all() -> Artifacts:
-    model = build_model()
-    qemu = build_qemu(model)
-    src, kout, bz, release = build_kernel()
-    kos = build_modules(kout)
+def build_guest(qemu: Path, flavour: str = "") -> Artifacts:
+    """Everything a booted node needs besides QEMU, for a kernel flavour
+    (by default the one DEVMEMSIM_KERNEL names)."""
+    flavour = flavour or kernel_flavour()
+    src, kout, bz, release = build_kernel(flavour)
+    kos = build_modules(kout, flavour)
     ncdevmem = build_ncdevmem(src, kout)
     rootfs = build_rootfs()
-    payload = build_payload(kos, ncdevmem, src)
+    payload = build_payload(kos, ncdevmem, src, flavour)
     return Artifacts(qemu=qemu, bzimage=bz, kernel_version=release, rootfs=rootfs, payload=payload)
+
+
+# What each test suite needs built (tests/meson.build): the model build is
+# enough for the unit, RTL and lint suites, QEMU too for the qtest and CLI
+# suites, every artifact for the guest suite (and for a suite not listed),
+# and the debug kernel's too for the guest-debug suite.
+STAGES = ("model", "qemu", "guest", "guest-debug")
+SUITE_NEEDS = {"unit": "model", "rtl": "model", "lint": "model", "cli": "qemu", "qemu": "qemu",
+               "guest-debug": "guest-debug"}
+# meson test options that take a value (the next argument unless given as --opt=value).
+_MESON_VALUE_OPTS = {"--suite", "--no-suite", "--repeat", "--num-processes", "-j", "--setup",
+                     "--wrapper", "--timeout-multiplier", "-t", "--test-args", "--logbase",
+                     "--gdb-path", "--max-lines", "-C"}
+
+
+def build_for_tests(meson_args: list) -> None:
+    """Build what the tests that `meson test MESON_ARGS` selects need."""
+    with build_lock():
+        model = build_model()
+        stage = stage_for_tests(meson_args, suites_by_test(model))
+        if stage == "model":
+            return
+        qemu = build_qemu(model)
+        if stage in ("guest", "guest-debug"):
+            build_guest(qemu, "default")
+        if stage == "guest-debug":
+            build_guest(qemu, "debug")
+
+
+def suites_by_test(model_build: Path) -> dict:
+    """{test name: [suite, ...]} from meson's introspection."""
+    out = run(["meson", "introspect", model_build, "--tests"], "listing the tests", capture=True)
+    return {t["name"]: [s.split(":")[-1] for s in t["suite"]] for t in json.loads(out)}
+
+
+def stage_for_tests(meson_args: list, tests: dict) -> str:
+    """The last of STAGES the selected tests need."""
+    wanted, unwanted, names = set(), set(), []
+    args = list(meson_args)
+    while args:
+        arg = args.pop(0)
+        opt, eq, value = arg.partition("=")
+        if opt in _MESON_VALUE_OPTS and not eq:
+            value = args.pop(0) if args else ""
+        if opt == "--suite":
+            wanted.add(value.split(":")[-1])
+        elif opt == "--no-suite":
+            unwanted.add(value.split(":")[-1])
+        elif not arg.startswith("-"):
+            names.append(arg.split(":")[-1])
+    suites = set()
+    for name, test_suites in tests.items():
+        if names and not any(fnmatch.fnmatchcase(name, n) for n in names):
+            continue
+        if wanted and not wanted.intersection(test_suites):
+            continue
+        if unwanted.intersection(test_suites):
+            continue
+        suites.update(test_suites)
+    needs = [SUITE_NEEDS.get(suite, "guest") for suite in suites] or ["model"]
+    return max(needs, key=STAGES.index)

@@ -1,16 +1,17 @@
 """Launch, reach and stop clusters of emulated nodes (one QEMU each).
 
 A cluster lives in RUN/<name>/: per node NODE.ctl (agent socket), NODE.qmp,
-NODE.console (serial console), NODE.log (QEMU's stdout/stderr), NODE.pid
-and NODE.toml (the node configuration as the model reads it). Nodes are
-named node0..nodeN-1; node i's devmemsim-nic has MAC 52:54:00:d5:00:ii and,
-in the guest, address 10.10.0.(i+1)/24. The data link:
+NODE.console (serial console), NODE.log (QEMU's stdout/stderr, and its trace
+output with --trace), NODE.pid and NODE.toml (the node configuration as the
+model reads it). Names, MACs and addresses follow addressing.py; the PCIe
+layout of a node is topology.py's. The data link:
   2 nodes: -netdev stream over RUN/<name>/link.sock (node0 listens)
   3+     : a VDE switch on RUN/<name>/vde (vde_switch)
 The management NIC is -netdev user,restrict=on (no way out of the host);
 its only host forward is 127.0.0.1:<port> -> guest port 22.
 """
 
+import io
 import json
 import os
 import shutil
@@ -21,12 +22,20 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import addressing, topology
 from .agent import Agent
-from .build import BUILD, Artifacts, log
+from .build import Artifacts, log
 from .errors import Failure, UsageError
-from .paths import run_root
+from .paths import BUILD, run_root
 
 BOOT_TIMEOUT = 300.0  # TCG boots in ~10-30 s; a loaded machine is slower
+# A kernel with kmemleak (the debug flavour) scans before it powers off, so
+# that leaks reach the console. An object is reported only once a scan finds
+# it unreferenced and unchanged since the previous scan: two scans.
+KMEMLEAK_SCAN = ("k=/sys/kernel/debug/kmemleak; [ -w $k ] || exit 0; "
+                 "echo 1 >/sys/module/kmemleak/parameters/verbose; echo scan >$k && echo scan >$k")
+KMEMLEAK_TIMEOUT = 600.0
+KMEMLEAK_BANNER = "kmemleak: Kernel memory leak detector initialized"
 
 
 @dataclass
@@ -34,6 +43,17 @@ class NodeSpec:
     name: str
     index: int
     config: Path  # as the model reads it
+
+
+@dataclass
+class Machine:
+    """What QEMU makes of every node of a cluster."""
+
+    accel: str = "tcg"
+    memory: str = "1G"
+    smp: int = 2
+    compare_nics: bool = False  # two nodes: also e1000e and virtio-net links
+    trace: tuple = ()  # QEMU -trace patterns; the output goes to NODE.log
 
 
 def node_config(config: str, sets: list, index: int = 0, out: Path = None) -> Path:
@@ -59,33 +79,29 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-# NICs a benchmark can compare with devmemsim-nic on extra links between two
-# nodes: (device, tag, MAC byte 4).
-COMPARE_NICS = (("e1000e", "e1000e", 0xe1), ("virtio-net-pci", "virtio", 0xf1))
+def kernel_cmdline(node: NodeSpec) -> str:
+    # tsc=reliable: TCG's TSC follows the host clock; without it the
+    # clocksource watchdog's cross-CPU skew check can spin forever
+    # against stop_machine on the other vCPU early in boot (seen about
+    # once in 20 two-node boots: both vCPUs busy, console stopped).
+    return (f"console=ttyS0 root=/dev/vda rw init=/sbin/devmemsim-init panic=-1 tsc=reliable "
+            f"devmemsim.node={node.name} devmemsim.addr={addressing.DATA.cidr(node.index)}")
 
 
-def qemu_argv(art: Artifacts, d: Path, node: NodeSpec, nodes: int, accel: str, memory: str, smp: int,
-              compare_nics: bool = False) -> list:
+def qemu_argv(art: Artifacts, d: Path, node: NodeSpec, nodes: int, m: Machine) -> list:
     n = node.name
-    mac_mgmt = f"52:54:00:00:ff:{node.index:02x}"
-    mac_data = f"52:54:00:d5:00:{node.index:02x}"
     argv = [
         str(art.qemu),
         "-name", f"devmemsim-{n}",
         "-M", "q35",
-        "-accel", accel,
-        "-cpu", "max" if accel == "tcg" else "host",
-        "-smp", str(smp),
-        "-m", memory,
+        "-accel", m.accel,
+        "-cpu", "max" if m.accel == "tcg" else "host",
+        "-smp", str(m.smp),
+        "-m", m.memory,
         "-nodefaults", "-no-user-config", "-nographic", "-no-reboot",
         "-L", "/usr/share/seabios", "-L", "/usr/share/qemu",
         "-kernel", str(art.bzimage),
-        # tsc=reliable: TCG's TSC follows the host clock; without it the
-        # clocksource watchdog's cross-CPU skew check can spin forever
-        # against stop_machine on the other vCPU early in boot (seen about
-        # once in 20 two-node boots: both vCPUs busy, console stopped).
-        "-append", f"console=ttyS0 root=/dev/vda rw init=/sbin/devmemsim-init panic=-1 "
-                   f"tsc=reliable devmemsim.node={n} devmemsim.index={node.index}",
+        "-append", kernel_cmdline(node),
         "-serial", f"file:{d / (n + '.console')}",
         "-qmp", f"unix:{d / (n + '.qmp')},server=on,wait=off",
         "-drive", f"file={art.rootfs},if=none,id=root,format=raw,snapshot=on",
@@ -98,33 +114,39 @@ def qemu_argv(art: Artifacts, d: Path, node: NodeSpec, nodes: int, accel: str, m
         "-chardev", f"socket,id=ctl,path={d / (n + '.ctl')},server=on,wait=off",
         "-device", "virtserialport,chardev=ctl,name=org.devmemsim.agent",
         "-netdev", f"user,id=mgmt,restrict=on,hostfwd=tcp:127.0.0.1:{free_port()}-:22",
-        "-device", f"virtio-net-pci,netdev=mgmt,mac={mac_mgmt},romfile=",
+        "-device", f"virtio-net-pci,netdev=mgmt,mac={addressing.mgmt_mac(node.index)},romfile=",
         # The node: NIC and GPU under one PCIe switch, so P2P stays below it.
         "-object", f"devmemsim-node,id=dms,config={node.config},stats-json={d / (n + '.stats.json')}",
-        "-device", "pcie-root-port,id=rp0,bus=pcie.0,chassis=1,slot=0",
-        "-device", "x3130-upstream,id=up0,bus=rp0",
-        "-device", "xio3130-downstream,id=dn0,bus=up0,chassis=2,slot=0",
-        "-device", "xio3130-downstream,id=dn1,bus=up0,chassis=3,slot=1",
-        "-device", "devmemsim-gpu,node=dms,bus=dn1",
+        *topology.SWITCH,
+        "-device", f"devmemsim-gpu,node=dms,bus={topology.GPU_PORT}",
     ]
-    nic = f"devmemsim-nic,node=dms,bus=dn0,mac={mac_data}"
-    if nodes == 2:
-        sock = d / "link.sock"
-        if node.index == 0:
-            argv += ["-netdev", f"stream,id=data,server=on,addr.type=unix,addr.path={sock}"]
-        else:
-            argv += ["-netdev", f"stream,id=data,server=off,reconnect-ms=500,addr.type=unix,addr.path={sock}"]
-        nic += ",netdev=data"
-    elif nodes > 2:
-        argv += ["-netdev", f"vde,id=data,sock={d / 'vde'}"]
-        nic += ",netdev=data"
-    argv += ["-device", nic]
-    for model, tag, byte in COMPARE_NICS if compare_nics else ():
-        sock = d / f"link-{tag}.sock"
-        server = "server=on" if node.index == 0 else "server=off,reconnect-ms=500"
-        argv += ["-netdev", f"stream,id={tag},{server},addr.type=unix,addr.path={sock}",
-                 "-device", f"{model},netdev={tag},mac=52:54:00:{byte:02x}:00:{node.index:02x},romfile="]
+    argv += data_link_argv(d, node, nodes)
+    for link in addressing.COMPARE if m.compare_nics else ():
+        argv += stream_link_argv(d / f"link-{link.netdev}.sock", link.netdev, node.index)
+        argv += ["-device", f"{link.device},netdev={link.netdev},mac={link.mac(node.index)},romfile="]
+    for pattern in m.trace:
+        argv += ["-trace", pattern]
     return argv
+
+
+def stream_link_argv(sock: Path, netdev: str, index: int) -> list:
+    """One side of a two-node link over a UNIX stream socket (node0 listens)."""
+    server = "server=on" if index == 0 else "server=off,reconnect-ms=500"
+    return ["-netdev", f"stream,id={netdev},{server},addr.type=unix,addr.path={sock}"]
+
+
+def data_link_argv(d: Path, node: NodeSpec, nodes: int) -> list:
+    """devmemsim-nic and, with two or more nodes, the link between them."""
+    data = addressing.DATA
+    nic = f"{data.device},node=dms,bus={topology.NIC_PORT},mac={data.mac(node.index)}"
+    argv = []
+    if nodes == 2:
+        argv += stream_link_argv(d / "link.sock", data.netdev, node.index)
+    elif nodes > 2:
+        argv += ["-netdev", f"vde,id={data.netdev},sock={d / 'vde'}"]
+    if nodes >= 2:
+        nic += f",netdev={data.netdev}"
+    return argv + ["-device", nic]
 
 
 class Cluster:
@@ -152,8 +174,7 @@ class Cluster:
     def running(self) -> bool:
         return any(self.pid(n) for n in self.node_names())
 
-    def boot(self, art: Artifacts, nodes: int, config: str, sets: list, accel: str, memory: str, smp: int,
-             compare_nics: bool = False) -> dict:
+    def boot(self, art: Artifacts, nodes: int, config: str, sets: list, machine: Machine) -> dict:
         """Start every node and wait until each agent answers; returns
         {node: hello}. On failure every started node is stopped."""
         if self.running():
@@ -162,13 +183,16 @@ class Cluster:
             shutil.rmtree(self.dir)
         self.dir.mkdir(parents=True, mode=0o700)
         os.chmod(self.dir.parent, 0o700)
-        specs = [NodeSpec(f"node{i}", i, node_config(config, sets, i, self.dir / f"node{i}.toml")) for i in range(nodes)]
+        specs = []
+        for i in range(nodes):
+            name = addressing.node_name(i)
+            specs.append(NodeSpec(name, i, node_config(config, sets, i, self.dir / f"{name}.toml")))
         procs = self.procs
         try:
             if nodes > 2:
                 self._start_vde()
             for spec in specs:
-                procs[spec.name] = self._start(art, spec, nodes, accel, memory, smp, compare_nics)
+                procs[spec.name] = self._start(art, spec, nodes, machine)
             hellos = {}
             deadline = time.monotonic() + BOOT_TIMEOUT
             for spec in specs:
@@ -199,9 +223,8 @@ class Cluster:
             time.sleep(0.1)
         raise Failure(f"vde_switch did not start; see {self.dir / 'vde.log'}")
 
-    def _start(self, art: Artifacts, spec: NodeSpec, nodes: int, accel: str, memory: str, smp: int,
-               compare_nics: bool):
-        argv = qemu_argv(art, self.dir, spec, nodes, accel, memory, smp, compare_nics)
+    def _start(self, art: Artifacts, spec: NodeSpec, nodes: int, machine: Machine):
+        argv = qemu_argv(art, self.dir, spec, nodes, machine)
         (self.dir / f"{spec.name}.cmdline").write_text(" ".join(argv) + "\n")
         logf = open(self.dir / f"{spec.name}.log", "w")
         try:
@@ -250,6 +273,8 @@ class Cluster:
             try:
                 a = Agent(self.dir / f"{node}.ctl")
                 a.connect(time.monotonic() + 5.0, alive=lambda n=node: bool(self.pid(n)))
+                if self._has_kmemleak(node):
+                    a.exec(["sh", "-c", KMEMLEAK_SCAN], out=io.BytesIO(), err=io.BytesIO(), timeout=KMEMLEAK_TIMEOUT)
                 a.poweroff()
                 a.close()
             except (Failure, OSError):
@@ -269,6 +294,13 @@ class Cluster:
                 os.kill(int(vde.read_text()), signal.SIGTERM)
             except (OSError, ValueError):
                 pass
+
+    def _has_kmemleak(self, node: str) -> bool:
+        try:
+            with open(self.dir / f"{node}.console", errors="replace") as f:
+                return any(KMEMLEAK_BANNER in line for line in f)
+        except OSError:
+            return False
 
     def qmp(self, node: str, command: str, **arguments):
         """One QMP command on a running node."""
@@ -293,6 +325,23 @@ class Cluster:
     def stats(self, node: str) -> dict:
         return json.loads(self.qmp(node, "qom-get", path="/objects/dms", property="stats"))
 
+    def reset_stats(self, node: str) -> None:
+        self.qmp(node, "qom-set", path="/objects/dms", property="reset-stats", value=True)
+
+    def sh(self, node: str, script: str, check: bool = True) -> str:
+        """Run a shell script on a node; its stdout. With check, a failure
+        raises Failure with its stderr (or stdout)."""
+        out, err = io.BytesIO(), io.BytesIO()
+        ag = self.agent(node)
+        try:
+            status = ag.exec(["sh", "-c", script], out=out, err=err)
+        finally:
+            ag.close()
+        if check and status:
+            raise Failure(f"{node}: `{script.strip()}` exited {status}: "
+                          f"{(err.getvalue() or out.getvalue()).decode(errors='replace').strip()}")
+        return out.getvalue().decode(errors="replace")
+
     def final_stats(self) -> dict:
         """Counters the nodes wrote when they powered off."""
         out = {}
@@ -304,9 +353,16 @@ class Cluster:
         return out
 
     def cleanup(self):
-        """Remove the run directory of a stopped cluster."""
-        if not self.running():
-            shutil.rmtree(self.dir, ignore_errors=True)
+        """Remove the run directory of a stopped cluster; with
+        DEVMEMSIM_KEEP_CONSOLES=DIR, its consoles go to DIR/CLUSTER-NODE.console
+        first (the debug-kernel tests read them after `run` and `demo`)."""
+        if self.running():
+            return
+        keep = os.environ.get("DEVMEMSIM_KEEP_CONSOLES")
+        if keep:
+            for console in self.dir.glob("node*.console"):
+                shutil.copy2(console, Path(keep) / f"{self.name}-{console.name}")
+        shutil.rmtree(self.dir, ignore_errors=True)
 
     def status(self) -> list:
         return [{"node": n, "pid": self.pid(n), "dir": str(self.dir)} for n in self.node_names()]
@@ -317,7 +373,3 @@ def list_clusters() -> list:
     if not root.is_dir():
         return []
     return sorted(p.name for p in root.iterdir() if p.is_dir())
-
-
-def dumps(obj) -> str:
-    return json.dumps(obj, indent=2)

@@ -1,0 +1,65 @@
+"""The cluster's address plan, defined once.
+
+Nodes are named node0..nodeN-1. Each pair of nodes is linked by devmemsim-nic
+(the data link) and, for benchmarks, by e1000e and virtio-net; node i has on
+each link the MAC 52:54:00:XX:00:ii (XX names the link) and the IPv4 address
+NET.(i+1)/24. The CLI puts node i's data-link address on its kernel command
+line (devmemsim.addr=ADDR/24) and devmemsim-init applies it; the tests and
+the benchmark ask this module.
+"""
+
+from dataclasses import dataclass
+
+PREFIX_LEN = 24
+MAX_NODES = 16  # what a cluster may have (the CLI checks --nodes)
+
+
+@dataclass(frozen=True)
+class Link:
+    """One kind of link between the nodes: which QEMU NIC carries it, the
+    netdev id it has in QEMU, the MAC byte that tells it apart, its /24."""
+
+    device: str
+    netdev: str
+    mac_byte: int
+    net: str  # the first three octets of its /24
+
+    def mac(self, index: int) -> str:
+        return f"52:54:00:{self.mac_byte:02x}:00:{index:02x}"
+
+    def addr(self, index: int) -> str:
+        return f"{self.net}.{index + 1}"
+
+    def cidr(self, index: int) -> str:
+        return f"{self.addr(index)}/{PREFIX_LEN}"
+
+    def host_glob(self) -> str:
+        """Every address of this link, as an ssh_config Host pattern."""
+        return f"{self.net}.*"
+
+
+DATA = Link("devmemsim-nic", "data", 0xd5, "10.10.0")
+# Extra links two nodes get with `boot --compare-nics` (the NIC benchmark).
+COMPARE = (Link("e1000e", "e1000e", 0xe1, "10.11.0"),
+           Link("virtio-net-pci", "virtio", 0xf1, "10.12.0"))
+# The management NIC (QEMU user networking, one per node, never shared).
+MGMT_MAC_BYTE = 0xff
+
+
+def mgmt_mac(index: int) -> str:
+    return f"52:54:00:00:{MGMT_MAC_BYTE:02x}:{index:02x}"
+
+
+def node_name(index: int) -> str:
+    return f"node{index}"
+
+
+def node_index(node) -> int:
+    """node3, '3' or 3 -> 3."""
+    text = str(node)
+    return int(text[len("node"):] if text.startswith("node") else text)
+
+
+def data_addr(node) -> str:
+    """Node's address on the data link (node name or index)."""
+    return DATA.addr(node_index(node))
