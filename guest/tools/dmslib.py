@@ -310,6 +310,9 @@ NETDEV_CMD_BIND_RX, NETDEV_CMD_BIND_TX = 13, 15
 NETDEV_A_DMABUF_IFINDEX, NETDEV_A_DMABUF_QUEUES, NETDEV_A_DMABUF_FD, NETDEV_A_DMABUF_ID = 1, 2, 3, 4
 NETDEV_A_QUEUE_ID, NETDEV_A_QUEUE_TYPE = 1, 3
 NETDEV_QUEUE_TYPE_RX = 0
+NETDEV_CMD_PAGE_POOL_GET = 5
+NETDEV_A_PAGE_POOL = {1: "id", 2: "ifindex", 3: "napi_id", 4: "inflight", 5: "inflight_mem",
+                      6: "detach_time", 7: "dmabuf"}  # NETDEV_A_PAGE_POOL_* by number
 
 
 def nla(kind, payload):
