@@ -19,8 +19,8 @@
 # tree's root and loops forever without) under OUTDIR, deleted afterwards: SRC stays clean. The uAPI
 # headers come from 'make O=KOUT headers' (KOUT/usr/include).
 #
-# Idempotent: nothing is done when OUTDIR/.ncdevmem-stamp matches the sha256 of
-# (SRC path, KOUT path, this script) and OUTDIR/ncdevmem exists.
+# Always builds: the caller (tools/devmemsim/build.py) decides when, by its
+# cache key, and names OUTDIR after it.
 set -euo pipefail
 
 die() {
@@ -36,24 +36,16 @@ src=$(cd "$1" && pwd -P)
 kout=$(cd "$2" && pwd -P)
 mkdir -p "$3" || die "cannot create $3"
 outdir=$(cd "$3" && pwd -P)
-self=$(readlink -f "$0")
 hwdir=tools/testing/selftests/drivers/net/hw
 [ -f "$src/$hwdir/ncdevmem.c" ] || die "$src has no $hwdir/ncdevmem.c"
 
 bin="$outdir/ncdevmem"
-stamp="$outdir/.ncdevmem-stamp"
-key=$(printf 'src=%s\nkout=%s\n' "$src" "$kout" | cat - "$self" | sha256sum | cut -d' ' -f1)
-if [ -x "$bin" ] && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$key" ]; then
-	log "$bin is up to date"
-	echo "$bin"
-	exit 0
-fi
 
 # Debian's python3 (the one scripts/bootstrap.sh equips with python3-yaml and
 # python3-jsonschema), whatever python3 comes first in PATH (e.g. pyenv's).
 PY=/usr/bin/python3
 missing=()
-for tool in make gcc ar rsync sha256sum flock; do
+for tool in make gcc ar rsync flock; do
 	command -v "$tool" >/dev/null || missing+=("$tool")
 done
 if [ ! -x "$PY" ]; then
@@ -64,7 +56,6 @@ else
 fi
 [ ${#missing[@]} -eq 0 ] || die "missing: ${missing[*]} (run scripts/bootstrap.sh)"
 
-rm -f "$stamp"
 work="$outdir/.ncdevmem-build"
 buildlog="$outdir/ncdevmem-build.log"
 rm -rf "$work"
@@ -100,6 +91,5 @@ if ! PATH="$work/bin:$PATH" make -C "$work/tree/$hwdir" \
 fi
 [ -x "$work/out/ncdevmem" ] || die "make succeeded but left no ncdevmem"
 install -m 0755 "$work/out/ncdevmem" "$bin"
-echo "$key" >"$stamp"
 log "built $bin"
 echo "$bin"

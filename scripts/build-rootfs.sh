@@ -7,9 +7,9 @@
 # /usr/local/sbin/dms-agent (guest/tools/dms-agent), fresh ssh host keys, a
 # locked root password, and docs/man pages/locales/apt caches removed.
 #
-# Idempotent: skipped when OUT_DIR/rootfs.img exists and OUT_DIR/rootfs.stamp
-# holds the sha256 of packages.txt + devmemsim-init + dms-agent + this script.
-# Built in a temporary directory next to OUT_DIR, moved into place atomically.
+# Always builds: the caller (tools/devmemsim/build.py) decides when, by its
+# cache key, and names OUT_DIR after it. Built in a temporary directory next
+# to OUT_DIR, moved into place atomically.
 # Needs root (debootstrap, chroot) and network access to the Debian archive
 # this machine's apt configuration uses.  Logs go to stderr; the image path is
 # printed on stdout.
@@ -30,7 +30,6 @@ SUITE=trixie
 PACKAGES="$repo/guest/rootfs/packages.txt"
 INIT="$repo/guest/rootfs/devmemsim-init"
 AGENT="$repo/guest/tools/dms-agent"
-SELF="$here/build-rootfs.sh"
 
 log() { echo "build-rootfs: $*" >&2; }
 die() {
@@ -38,11 +37,11 @@ die() {
 	exit 1
 }
 
-for f in "$PACKAGES" "$INIT" "$AGENT" "$SELF"; do
+for f in "$PACKAGES" "$INIT" "$AGENT"; do
 	[ -f "$f" ] || die "missing $f"
 done
 [ "$(id -u)" -eq 0 ] || die "must run as root (debootstrap, chroot)"
-for tool in debootstrap mkfs.ext4 sha256sum chroot; do
+for tool in debootstrap mkfs.ext4 chroot; do
 	command -v "$tool" >/dev/null || die "$tool not found"
 done
 [ -f "$DEBIAN_KEYRING" ] || die "$DEBIAN_KEYRING not found (debian-archive-keyring)"
@@ -50,14 +49,6 @@ done
 mkdir -p "$1"
 out=$(cd "$1" && pwd)
 img="$out/rootfs.img"
-stampfile="$out/rootfs.stamp"
-stamp=$(cat "$PACKAGES" "$INIT" "$AGENT" "$SELF" | sha256sum | cut -d' ' -f1)
-
-if [ -f "$img" ] && [ -f "$stampfile" ] && [ "$(cat "$stampfile")" = "$stamp" ]; then
-	log "up to date: $img"
-	echo "$img"
-	exit 0
-fi
 
 # Package list: first word of each line, '#' comments and blank lines dropped.
 include=$(sed -e 's/#.*//' "$PACKAGES" | awk 'NF { print $1 }' | paste -sd, -)
@@ -153,8 +144,6 @@ log "tree: $((used_kb / 1024)) MiB, $inodes files -> image ${size_mb} MiB"
 # -b/-i: mke2fs.conf would pick 1 KiB blocks ("small") below 512 MiB
 mkfs.ext4 -q -F -L dmsroot -b 4096 -i 8192 -d "$root" "$tmp/rootfs.img" "${size_mb}M" >&2
 mv -f "$tmp/rootfs.img" "$img"
-echo "$stamp" >"$stampfile.tmp"
-mv -f "$stampfile.tmp" "$stampfile"
 t2=$(date +%s)
 log "built $img (${size_mb} MiB) in $((t2 - t0)) s"
 echo "$img"

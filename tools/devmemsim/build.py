@@ -212,10 +212,13 @@ def build_modules(kout: Path, flavour: str = "default") -> list:
 
 
 def build_ncdevmem(src: Path, kout: Path) -> Path:
-    cache = cache_dir()
-    key = digest(src.name, SCRIPTS / "build-ncdevmem.sh")[:16]
-    out = cache / f"ncdevmem-{key}"
-    return Path(run([SCRIPTS / "build-ncdevmem.sh", src, kout, out], "building ncdevmem", capture=True, logname="ncdevmem"))
+    key = digest(src.name, kout.name, SCRIPTS / "build-ncdevmem.sh")[:16]
+    out = cache_dir() / f"ncdevmem-{key}"
+    binary = out / "ncdevmem"
+    if not stamped(out / "devmemsim.key", key) or not binary.is_file():
+        run([SCRIPTS / "build-ncdevmem.sh", src, kout, out], "building ncdevmem", capture=True, logname="ncdevmem")
+        (out / "devmemsim.key").write_text(key)
+    return binary
 
 
 def build_rootfs() -> Path:
@@ -223,9 +226,11 @@ def build_rootfs() -> Path:
     key = digest(rootfs, ROOT / "guest" / "tools" / "dms-agent", SCRIPTS / "build-rootfs.sh")[:16]
     out = cache_dir() / f"rootfs-{key}"
     img = out / "rootfs.img"
-    if not img.is_file():
+    if not stamped(out / "devmemsim.key", key) or not img.is_file():
         log("building the Debian guest image (first time: ~2 min)")
-    return Path(run([SCRIPTS / "build-rootfs.sh", out], "building the guest image", capture=True, logname="rootfs"))
+        run([SCRIPTS / "build-rootfs.sh", out], "building the guest image", capture=True, logname="rootfs")
+        (out / "devmemsim.key").write_text(key)
+    return img
 
 
 def build_payload(kos: list, ncdevmem: Path, ksrc: Path, flavour: str = "default") -> Path:
