@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .addressing import DATA
-from .errors import Failure, UsageError
+from .errors import Failure, UsageError, log
 from .paths import BUILD, ROOT, cache_dir, qemu_binary, qemu_work
 
 QEMU_VERSION = "1:10.0.13+ds-0+deb13u1"
@@ -61,10 +61,6 @@ class Artifacts:
     kernel_version: str
     rootfs: Path
     payload: Path
-
-
-def log(msg: str) -> None:
-    print(f"devmemsim: {msg}", file=sys.stderr, flush=True)
 
 
 def digest(*parts) -> str:

@@ -9,9 +9,9 @@ import time
 
 from . import demo, stats
 from .addressing import MAX_NODES
-from .build import build_all, build_for_tests, build_lock, build_model, log
+from .build import build_all, build_for_tests, build_lock, build_model
 from .cluster import Cluster, Machine, list_clusters, node_config
-from .errors import Failure, UsageError
+from .errors import Failure, UsageError, log
 from .paths import BUILD, ROOT
 
 

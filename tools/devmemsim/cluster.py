@@ -24,8 +24,8 @@ from pathlib import Path
 
 from . import addressing, topology
 from .agent import Agent
-from .build import Artifacts, log
-from .errors import Failure, UsageError
+from .build import Artifacts
+from .errors import Failure, UsageError, log
 from .paths import BUILD, run_root
 
 BOOT_TIMEOUT = 300.0  # TCG boots in ~10-30 s; a loaded machine is slower

@@ -1,4 +1,12 @@
-"""Errors the CLI reports as one line, with the exit status they carry."""
+"""Errors the CLI reports as one line, with the exit status they carry, and
+its progress lines."""
+
+import sys
+
+
+def log(msg: str) -> None:
+    """One progress line on stderr."""
+    print(f"devmemsim: {msg}", file=sys.stderr, flush=True)
 
 
 class UsageError(Exception):
