@@ -26,7 +26,7 @@
 
 #include "Vhsplit_parser_w8.h"
 #include "gen.h"
-#include "hsplit_parser_sc.h"
+#include "nic/rtl_parser_sc.h"
 #include "nic/parser.h"
 #include "nic/rtl_parser.h"
 

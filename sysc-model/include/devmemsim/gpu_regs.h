@@ -101,5 +101,6 @@ struct dms_gpu_crc_range {
 	dms_le64 dev; /* offset in device memory */
 	dms_le64 len; /* bytes, > 0 */
 };
+DMS_STATIC_ASSERT(sizeof(struct dms_gpu_crc_range) == 16, "dms_gpu_crc_range is 16 bytes");
 
 #endif /* DEVMEMSIM_GPU_REGS_H */

@@ -26,6 +26,7 @@ struct dms_rx_buf {
 	dms_le16 id;
 	dms_le16 rsvd[3];
 };
+DMS_STATIC_ASSERT(sizeof(struct dms_rx_buf) == 16, "dms_rx_buf is 16 bytes");
 
 /*
  * RX completion: one per payload buffer a frame fills, or one for a frame
@@ -43,25 +44,26 @@ struct dms_rx_buf {
  * buffers.
  */
 struct dms_rx_cmpl {
-	dms_le16 flags;    /* DMS_RX_F_* */
+	dms_le16 flags;	   /* DMS_RX_F_* */
 	dms_le16 hbuf_id;  /* valid with DMS_RX_F_HDR */
 	dms_le16 pbuf_id;  /* valid with DMS_RX_F_PAY */
 	dms_le16 hdr_len;  /* bytes in the header buffer */
 	dms_le32 pay_len;  /* bytes in this payload buffer (from offset 0) */
 	dms_le32 rss_hash; /* valid with DMS_RX_F_RSS */
-	dms_le16 info;     /* DMS_RX_L3_* | DMS_RX_L4_* (SOP only) */
+	dms_le16 info;	   /* DMS_RX_L3_* | DMS_RX_L4_* (SOP only) */
 	dms_le16 rsvd0;
 	dms_le32 frame_len; /* whole frame, SOP only */
 	dms_le64 rsvd1;
 };
+DMS_STATIC_ASSERT(sizeof(struct dms_rx_cmpl) == 32, "dms_rx_cmpl is 32 bytes");
 
 #define DMS_RX_F_GEN (1U << 0)
 #define DMS_RX_F_SOP (1U << 1)
 #define DMS_RX_F_EOP (1U << 2)
-#define DMS_RX_F_HDR (1U << 3) /* hbuf_id/hdr_len valid */
-#define DMS_RX_F_PAY (1U << 4) /* pbuf_id/pay_len valid */
-#define DMS_RX_F_SPLIT (1U << 5) /* headers and payload were split */
-#define DMS_RX_F_CSUM_OK (1U << 6) /* L4 (and IPv4 header) checksum good */
+#define DMS_RX_F_HDR (1U << 3)	    /* hbuf_id/hdr_len valid */
+#define DMS_RX_F_PAY (1U << 4)	    /* pbuf_id/pay_len valid */
+#define DMS_RX_F_SPLIT (1U << 5)    /* headers and payload were split */
+#define DMS_RX_F_CSUM_OK (1U << 6)  /* L4 (and IPv4 header) checksum good */
 #define DMS_RX_F_CSUM_BAD (1U << 7) /* checked and wrong */
 #define DMS_RX_F_RSS (1U << 8)
 /*
@@ -88,10 +90,11 @@ struct dms_rx_cmpl {
  */
 struct dms_tx_desc {
 	dms_le64 addr;
-	dms_le32 len;   /* 1..65535 */
+	dms_le32 len;	/* 1..65535 */
 	dms_le16 flags; /* DMS_TX_F_* */
 	dms_le16 tag;
 };
+DMS_STATIC_ASSERT(sizeof(struct dms_tx_desc) == 16, "dms_tx_desc is 16 bytes");
 
 #define DMS_TX_F_SOP (1U << 0)
 #define DMS_TX_F_EOP (1U << 1)
@@ -102,6 +105,7 @@ struct dms_tx_cmpl {
 	dms_le16 tag;
 	dms_le32 rsvd;
 };
+DMS_STATIC_ASSERT(sizeof(struct dms_tx_cmpl) == 8, "dms_tx_cmpl is 8 bytes");
 
 #define DMS_TX_C_GEN (1U << 0)
 #define DMS_TX_C_ERR (1U << 1) /* frame dropped: bad descriptors or DMA fault */

@@ -11,33 +11,33 @@
 #include "regs_common.h"
 
 #define DMS_NIC_ID_MAGIC 0x4e534d44 /* "DMSN" in memory order */
-#define DMS_NIC_VERSION 0x00010001 /* major 1, minor 1 */
+#define DMS_NIC_VERSION 0x00010001  /* major 1, minor 1 */
 
 /* Identity and capabilities (read only). */
-#define DMS_NIC_REG_ID 0x0000 /* DMS_NIC_ID_MAGIC */
-#define DMS_NIC_REG_VERSION 0x0004 /* major << 16 | minor */
-#define DMS_NIC_REG_NUM_QUEUES 0x0008 /* queue pairs */
-#define DMS_NIC_REG_MAC_LO 0x000c /* MAC bytes 0..3, byte 0 in bits 7:0 */
-#define DMS_NIC_REG_MAC_HI 0x0010 /* MAC bytes 4..5 in bits 15:0 */
-#define DMS_NIC_REG_NODE_INDEX 0x0014 /* index of the node in its cluster */
-#define DMS_NIC_REG_MAX_MTU 0x0018 /* largest MTU (L3 bytes): 9000 */
+#define DMS_NIC_REG_ID 0x0000		/* DMS_NIC_ID_MAGIC */
+#define DMS_NIC_REG_VERSION 0x0004	/* major << 16 | minor */
+#define DMS_NIC_REG_NUM_QUEUES 0x0008	/* queue pairs */
+#define DMS_NIC_REG_MAC_LO 0x000c	/* MAC bytes 0..3, byte 0 in bits 7:0 */
+#define DMS_NIC_REG_MAC_HI 0x0010	/* MAC bytes 4..5 in bits 15:0 */
+#define DMS_NIC_REG_NODE_INDEX 0x0014	/* index of the node in its cluster */
+#define DMS_NIC_REG_MAX_MTU 0x0018	/* largest MTU (L3 bytes): 9000 */
 #define DMS_NIC_REG_MAX_TX_FRAGS 0x001c /* descriptors per TX frame: 18 */
-#define DMS_NIC_REG_NTUPLE_SIZE 0x0020 /* flow steering table entries: 64 */
+#define DMS_NIC_REG_NTUPLE_SIZE 0x0020	/* flow steering table entries: 64 */
 
 /* Device control. */
 #define DMS_NIC_REG_CTRL 0x0040
 #define DMS_NIC_CTRL_RESET (1U << 0) /* write 1: function reset; reads 0 */
-#define DMS_NIC_REG_STATUS 0x0044 /* RO */
+#define DMS_NIC_REG_STATUS 0x0044    /* RO */
 #define DMS_NIC_STATUS_LINK_UP (1U << 0)
-#define DMS_NIC_REG_MTU 0x0048 /* RW: L3 bytes; longer frames are dropped */
-#define DMS_NIC_REG_RX_CTRL 0x004c /* RW */
+#define DMS_NIC_REG_MTU 0x0048	       /* RW: L3 bytes; longer frames are dropped */
+#define DMS_NIC_REG_RX_CTRL 0x004c     /* RW */
 #define DMS_NIC_RX_HDR_SPLIT (1U << 0) /* split headers from payloads */
-#define DMS_NIC_RX_CSUM (1U << 1) /* verify TCP/UDP/IPv4 checksums */
-#define DMS_NIC_RX_RSS (1U << 2) /* spread flows with RSS */
-#define DMS_NIC_RX_NTUPLE (1U << 3) /* flow steering table (wins over RSS) */
-#define DMS_NIC_REG_HDS_THRESH 0x0050 /* RW: split only payloads > this */
-#define DMS_NIC_REG_TX_CTRL 0x0054 /* RW */
-#define DMS_NIC_TX_CSUM (1U << 0) /* honour DMS_TX_F_CSUM */
+#define DMS_NIC_RX_CSUM (1U << 1)      /* verify TCP/UDP/IPv4 checksums */
+#define DMS_NIC_RX_RSS (1U << 2)       /* spread flows with RSS */
+#define DMS_NIC_RX_NTUPLE (1U << 3)    /* flow steering table (wins over RSS) */
+#define DMS_NIC_REG_HDS_THRESH 0x0050  /* RW: split only payloads > this */
+#define DMS_NIC_REG_TX_CTRL 0x0054     /* RW */
+#define DMS_NIC_TX_CSUM (1U << 0)      /* honour DMS_TX_F_CSUM */
 /* Interrupt moderation: minimum gap between two MSI-X of one queue. */
 #define DMS_NIC_REG_ITR_NS 0x0058 /* RW, nanoseconds */
 
@@ -47,12 +47,12 @@
 #define DMS_NIC_ADMIN_IRQ_LINK (1U << 0)
 
 /* Device-wide error counters (RO, 32-bit, wrap). */
-#define DMS_NIC_REG_STAT_RX_NO_BUF 0x0080 /* waited for buffers (stalls) */
-#define DMS_NIC_REG_STAT_RX_DROP 0x0084 /* dropped: queue off, too long */
-#define DMS_NIC_REG_STAT_RX_DMA_ERR 0x0088 /* buffer address faulted */
+#define DMS_NIC_REG_STAT_RX_NO_BUF 0x0080   /* waited for buffers (stalls) */
+#define DMS_NIC_REG_STAT_RX_DROP 0x0084	    /* dropped: queue off, too long */
+#define DMS_NIC_REG_STAT_RX_DMA_ERR 0x0088  /* buffer address faulted */
 #define DMS_NIC_REG_STAT_TX_DESC_ERR 0x008c /* malformed TX descriptors */
-#define DMS_NIC_REG_STAT_TX_DMA_ERR 0x0090 /* TX buffer address faulted */
-#define DMS_NIC_REG_STAT_RING_ERR 0x0094 /* bad ring setup or index */
+#define DMS_NIC_REG_STAT_TX_DMA_ERR 0x0090  /* TX buffer address faulted */
+#define DMS_NIC_REG_STAT_RING_ERR 0x0094    /* bad ring setup or index */
 
 /*
  * RSS: Toeplitz hash over the IPv4/IPv6 addresses and, for TCP/UDP, the
@@ -62,8 +62,9 @@
  */
 #define DMS_NIC_RSS_KEY_SIZE 40
 #define DMS_NIC_RSS_INDIR_SIZE 128
-#define DMS_NIC_REG_RSS_KEY(i) (0x0100 + 4 * (i)) /* i < 10 */
-#define DMS_NIC_REG_RSS_INDIR(i) (0x0200 + 4 * (i)) /* i < 128 */
+#define DMS_NIC_RSS_KEY_WORDS (DMS_NIC_RSS_KEY_SIZE / 4)
+#define DMS_NIC_REG_RSS_KEY(i) (0x0100 + 4 * (i))   /* i < DMS_NIC_RSS_KEY_WORDS */
+#define DMS_NIC_REG_RSS_INDIR(i) (0x0200 + 4 * (i)) /* i < DMS_NIC_RSS_INDIR_SIZE */
 
 /*
  * Flow steering (ntuple): write the rule into the staging registers, then
@@ -75,11 +76,12 @@
 #define DMS_NIC_REG_NT_CTRL 0x0400
 #define DMS_NIC_NT_VALID (1U << 0)
 #define DMS_NIC_NT_IPV6 (1U << 1)
-#define DMS_NIC_NT_PROTO_SHIFT 8 /* bits 15:8: IPPROTO_TCP or IPPROTO_UDP */
-#define DMS_NIC_NT_QUEUE_SHIFT 16 /* bits 31:16: target queue */
-#define DMS_NIC_REG_NT_PORTS 0x0404 /* src port << 16 | dst port */
-#define DMS_NIC_REG_NT_PORT_MASK 0x0408 /* src mask << 16 | dst mask */
-#define DMS_NIC_REG_NT_SRC(i) (0x0410 + 4 * (i)) /* i < 4 */
+#define DMS_NIC_NT_PROTO_SHIFT 8		 /* bits 15:8: IPPROTO_TCP or IPPROTO_UDP */
+#define DMS_NIC_NT_QUEUE_SHIFT 16		 /* bits 31:16: target queue */
+#define DMS_NIC_REG_NT_PORTS 0x0404		 /* src port << 16 | dst port */
+#define DMS_NIC_REG_NT_PORT_MASK 0x0408		 /* src mask << 16 | dst mask */
+#define DMS_NIC_NT_ADDR_WORDS 4			 /* 32-bit words of an address register */
+#define DMS_NIC_REG_NT_SRC(i) (0x0410 + 4 * (i)) /* i < DMS_NIC_NT_ADDR_WORDS */
 #define DMS_NIC_REG_NT_DST(i) (0x0420 + 4 * (i))
 #define DMS_NIC_REG_NT_SRC_MASK(i) (0x0430 + 4 * (i))
 #define DMS_NIC_REG_NT_DST_MASK(i) (0x0440 + 4 * (i))
@@ -91,13 +93,14 @@
  * to 64 bytes. Ring setup is latched when ENABLE goes from 0 to 1.
  * Producer/consumer indexes count entries modulo the ring size.
  */
-#define DMS_NIC_Q_BASE(q) (0x1000 + 0x100 * (q))
+#define DMS_NIC_Q_STRIDE 0x100 /* bytes of registers per queue pair */
+#define DMS_NIC_Q_BASE(q) (0x1000 + DMS_NIC_Q_STRIDE * (q))
 #define DMS_NIC_RING_LOG2_MIN 4
 #define DMS_NIC_RING_LOG2_MAX 15
 
 #define DMS_NIC_RXQ_CTRL 0x00 /* RW */
 #define DMS_NIC_Q_ENABLE (1U << 0)
-#define DMS_NIC_RXQ_RING_LOG2 0x04 /* all three RX rings */
+#define DMS_NIC_RXQ_RING_LOG2 0x04    /* all three RX rings */
 #define DMS_NIC_RXQ_HBUF_BASE_LO 0x08 /* header buffer ring (host memory) */
 #define DMS_NIC_RXQ_HBUF_BASE_HI 0x0c
 #define DMS_NIC_RXQ_PBUF_BASE_LO 0x10 /* payload buffer ring */
@@ -114,13 +117,13 @@
 #define DMS_NIC_PBUF_SIZE_MIN 512
 #define DMS_NIC_PBUF_SIZE_MAX 65536
 
-#define DMS_NIC_TXQ_CTRL 0x40 /* RW: DMS_NIC_Q_ENABLE */
+#define DMS_NIC_TXQ_CTRL 0x40	   /* RW: DMS_NIC_Q_ENABLE */
 #define DMS_NIC_TXQ_RING_LOG2 0x44 /* both TX rings */
 #define DMS_NIC_TXQ_DESC_BASE_LO 0x48
 #define DMS_NIC_TXQ_DESC_BASE_HI 0x4c
 #define DMS_NIC_TXQ_CMPL_BASE_LO 0x50
 #define DMS_NIC_TXQ_CMPL_BASE_HI 0x54
-#define DMS_NIC_TXQ_TAIL 0x58 /* doorbell: descriptors posted */
+#define DMS_NIC_TXQ_TAIL 0x58	   /* doorbell: descriptors posted */
 #define DMS_NIC_TXQ_CMPL_HEAD 0x5c /* driver: completions consumed */
 
 /*

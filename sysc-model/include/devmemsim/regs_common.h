@@ -19,6 +19,16 @@ typedef uint32_t dms_le32;
 typedef uint64_t dms_le64;
 #endif
 
+/*
+ * Compile-time checks of the memory layouts, next to the structures, in C
+ * (the drivers, the glue) and C++ (the model).
+ */
+#ifdef __cplusplus
+#define DMS_STATIC_ASSERT(cond, msg) static_assert(cond, msg)
+#else
+#define DMS_STATIC_ASSERT(cond, msg) _Static_assert(cond, msg)
+#endif
+
 /* Reads of unknown offsets return this; writes to them are ignored. */
 #define DMS_REG_UNDEFINED 0xffffffffU
 

@@ -3,7 +3,9 @@
 // buffer and completion rings) and TX (descriptor and completion rings),
 // header split, flow steering, RSS, checksums and a MAC. All DMA goes
 // through the node's PCIe fabric. The contract is devmemsim/nic_regs.h
-// and devmemsim/nic_desc.h.
+// and devmemsim/nic_desc.h. Sources by the hardware's seams: nic.cc
+// (construction, reset, link, DMA, counters), nic_regs.cc (registers and
+// queue setup), nic_rx.cc, nic_tx.cc, nic_irq.cc.
 #pragma once
 
 #include <array>
@@ -18,6 +20,8 @@
 #include <vector>
 
 #include "config.h"
+#include "devmemsim/nic_desc.h"
+#include "devmemsim/nic_regs.h"
 #include "nic/parser.h"
 #include "nic/rtl_parser.h"
 #include "nic/steer.h"
@@ -74,19 +78,47 @@ protected:
 
 private:
 	struct Queue;
+	struct RxFrame;
+	enum class TxChain { Incomplete, Complete, Bad };
+	// Frame bytes allowed beyond the MTU: Ethernet header and two VLAN tags.
+	static constexpr size_t kL2Overhead = 14 + 8;
+
+	// Registers (nic_regs.cc).
+	uint32_t settings_read(uint32_t off) const;
+	uint32_t queue_read(const Queue &q, uint32_t off) const;
+	void queue_write(unsigned qi, uint32_t off, uint32_t val);
+	void ntuple_write(uint32_t off, uint32_t val);
+	void rx_enable(Queue &q, bool on);
+	void tx_enable(Queue &q, bool on);
+	void doorbell(Queue &q, uint32_t off, uint32_t val);
+
+	// Receive (nic_rx.cc).
 	void rx_thread();
-	void tx_thread();
-	void irq_method(unsigned q);
-	void signal(unsigned q);
-	unsigned select_queue(const Parsed &p, uint32_t *hash, bool *hashed);
 	bool rx_frame(const std::vector<uint8_t> &frame);
-	// Send or drop one frame of queue qi; false if it is not all posted.
+	unsigned select_queue(const Parsed &p, uint32_t *hash, bool *hashed);
+	void rx_classify(RxFrame &f);
+	bool rx_wait_for_room(RxFrame &f);
+	bool rx_fetch_buffers(Queue &q, RxFrame &f);
+	bool rx_write_data(Queue &q, RxFrame &f);
+	size_t rx_pay_bytes(const Queue &q, const RxFrame &f, uint32_t i) const;
+	uint16_t rx_flags(const RxFrame &f) const;
+	void rx_complete(Queue &q, const RxFrame &f, bool ok);
+
+	// Transmit (nic_tx.cc).
+	void tx_thread();
 	bool tx_frame(unsigned qi);
+	TxChain tx_gather(const Queue &q, std::vector<dms_tx_desc> &d);
+	bool tx_read_frame(const std::vector<dms_tx_desc> &d, std::vector<uint8_t> &frame);
+	void tx_complete(Queue &q, uint16_t tag, bool bad);
+
+	// Interrupts (nic_irq.cc).
+	void admin_write(uint32_t off, uint32_t val);
+	void arm(unsigned qi);
+	void signal(unsigned qi);
+	void irq_method(unsigned qi);
+
 	bool dma_rw(uint64_t addr, void *buf, size_t len, bool write);
 	void settle(); // timed mode: let the time of the last frame pass
-	uint32_t queue_read(Queue &q, uint32_t off);
-	void queue_write(unsigned qi, uint32_t off, uint32_t val);
-	void ntuple_commit(uint32_t index);
 	sc_core::sc_time wire_time(size_t frame_len) const;
 
 	unsigned nq_;
@@ -100,8 +132,8 @@ private:
 	bool link_up_ = true;
 	uint32_t mtu_ = 1500, rx_ctrl_ = 0, hds_thresh_ = 0, tx_ctrl_ = 0, itr_ns_ = 0;
 	uint32_t admin_status_ = 0, admin_mask_ = 0;
-	std::array<uint8_t, 40> rss_key_{};
-	std::array<uint32_t, 128> rss_indir_{};
+	std::array<uint8_t, DMS_NIC_RSS_KEY_SIZE> rss_key_{};
+	std::array<uint32_t, DMS_NIC_RSS_INDIR_SIZE> rss_indir_{};
 	std::array<NtupleRule, kNtupleSize> ntuple_{};
 	NtupleRule nt_stage_;
 

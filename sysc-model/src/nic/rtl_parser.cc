@@ -10,7 +10,7 @@
 #endif
 #if DEVMEMSIM_HAVE_RTL
 #include "Vhsplit_parser.h"
-#include "hsplit_parser_sc.h"
+#include "nic/rtl_parser_sc.h"
 #endif
 
 namespace devmemsim

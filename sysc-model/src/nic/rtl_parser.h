@@ -28,7 +28,7 @@ struct RtlParseFlags {
 
 // Pin-level access to one verilated hsplit_parser (any DATA_BYTES). The
 // implementation is a template over the verilated class
-// (rtl/hsplit_parser_sc.h); tests build other widths with it.
+// (nic/rtl_parser_sc.h); tests build other widths with it.
 class HsplitPins
 {
 public:

@@ -1,0 +1,75 @@
+// SPDX-License-Identifier: MIT
+// One queue pair of the NIC as the device holds it: the ring setup the
+// driver wrote, the indexes of both sides, and the queue's interrupt.
+// Internal to the NIC's source files.
+#pragma once
+
+#include <cstdint>
+#include <systemc>
+
+#include "nic/nic.h"
+
+namespace devmemsim
+{
+
+// The plain (non-doorbell) per-queue registers, as the driver wrote them.
+struct QueueSetup {
+	uint32_t rx_log2 = 0, hbuf_size = 0, pbuf_size = 0;
+	uint64_t hbuf_base = 0, pbuf_base = 0, rcmpl_base = 0;
+	uint32_t tx_log2 = 0;
+	uint64_t tdesc_base = 0, tcmpl_base = 0;
+};
+
+struct Nic::Queue {
+	QueueSetup regs;
+	// Doorbells: the driver's producer and consumer indexes.
+	uint32_t hbuf_tail = 0, pbuf_tail = 0, rcmpl_head = 0;
+	uint32_t tx_tail = 0, tcmpl_head = 0;
+	// Device side, set when the ring is enabled.
+	bool rx_on = false, tx_on = false;
+	uint32_t rx_size = 0, tx_size = 0;
+	uint32_t hbuf_head = 0, pbuf_head = 0, rcmpl_tail = 0;
+	uint32_t tx_head = 0, tcmpl_tail = 0;
+	bool rx_phase = true, tx_phase = true;
+	// Interrupt.
+	bool armed = false;
+	sc_core::sc_time last_irq;
+	sc_core::sc_event irq_ev, rx_doorbell;
+	// Statistics.
+	uint64_t rx_frames = 0, rx_split = 0, tx_frames = 0;
+
+	static uint32_t used(uint32_t tail, uint32_t head, uint32_t size)
+	{
+		return size ? (tail + size - head) % size : 0;
+	}
+	uint32_t hbufs() const { return used(hbuf_tail, hbuf_head, rx_size); }
+	uint32_t pbufs() const { return used(pbuf_tail, pbuf_head, rx_size); }
+	uint32_t rcmpl_free() const
+	{
+		return rx_size ? rx_size - 1 - used(rcmpl_tail, rcmpl_head, rx_size) : 0;
+	}
+	uint32_t tdescs() const { return used(tx_tail, tx_head, tx_size); }
+	uint32_t tcmpl_free() const
+	{
+		return tx_size ? tx_size - 1 - used(tcmpl_tail, tcmpl_head, tx_size) : 0;
+	}
+	// Back to power-on state; the events stay (processes wait on them).
+	void clear()
+	{
+		regs = QueueSetup{};
+		hbuf_tail = pbuf_tail = rcmpl_head = 0;
+		tx_tail = tcmpl_head = 0;
+		rx_on = tx_on = false;
+		rx_size = tx_size = 0;
+		hbuf_head = pbuf_head = rcmpl_tail = tx_head = tcmpl_tail = 0;
+		rx_phase = tx_phase = true;
+		armed = false;
+		last_irq = sc_core::SC_ZERO_TIME;
+	}
+	bool completions_pending() const
+	{
+		return (rx_on && rcmpl_tail != rcmpl_head) || (tx_on && tcmpl_tail != tcmpl_head);
+	}
+};
+
+} // namespace devmemsim

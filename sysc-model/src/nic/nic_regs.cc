@@ -1,0 +1,382 @@
+// SPDX-License-Identifier: MIT
+// The NIC's BAR0 registers: device-wide settings, the RSS and flow steering
+// tables, and each queue pair's ring setup, enables and doorbells.
+#include <algorithm>
+
+#include "devmemsim/nic_regs.h"
+#include "nic/nic.h"
+#include "nic/nic_queue.h"
+
+namespace devmemsim
+{
+
+namespace
+{
+
+// A plain per-queue register: a 32-bit field, or one half of a 64-bit one.
+struct QueueReg {
+	uint32_t off;
+	uint32_t QueueSetup::*u32;
+	uint64_t QueueSetup::*u64;
+	bool high; // bits 63:32 of u64
+};
+
+constexpr QueueReg kQueueRegs[] = {
+	{DMS_NIC_RXQ_RING_LOG2, &QueueSetup::rx_log2, nullptr, false},
+	{DMS_NIC_RXQ_HBUF_BASE_LO, nullptr, &QueueSetup::hbuf_base, false},
+	{DMS_NIC_RXQ_HBUF_BASE_HI, nullptr, &QueueSetup::hbuf_base, true},
+	{DMS_NIC_RXQ_PBUF_BASE_LO, nullptr, &QueueSetup::pbuf_base, false},
+	{DMS_NIC_RXQ_PBUF_BASE_HI, nullptr, &QueueSetup::pbuf_base, true},
+	{DMS_NIC_RXQ_CMPL_BASE_LO, nullptr, &QueueSetup::rcmpl_base, false},
+	{DMS_NIC_RXQ_CMPL_BASE_HI, nullptr, &QueueSetup::rcmpl_base, true},
+	{DMS_NIC_RXQ_HBUF_SIZE, &QueueSetup::hbuf_size, nullptr, false},
+	{DMS_NIC_RXQ_PBUF_SIZE, &QueueSetup::pbuf_size, nullptr, false},
+	{DMS_NIC_TXQ_RING_LOG2, &QueueSetup::tx_log2, nullptr, false},
+	{DMS_NIC_TXQ_DESC_BASE_LO, nullptr, &QueueSetup::tdesc_base, false},
+	{DMS_NIC_TXQ_DESC_BASE_HI, nullptr, &QueueSetup::tdesc_base, true},
+	{DMS_NIC_TXQ_CMPL_BASE_LO, nullptr, &QueueSetup::tcmpl_base, false},
+	{DMS_NIC_TXQ_CMPL_BASE_HI, nullptr, &QueueSetup::tcmpl_base, true},
+};
+
+const QueueReg *find_queue_reg(uint32_t off)
+{
+	for (const QueueReg &r : kQueueRegs)
+		if (r.off == off)
+			return &r;
+	return nullptr;
+}
+
+uint32_t read_queue_reg(const QueueReg &r, const QueueSetup &s)
+{
+	if (r.u32)
+		return s.*r.u32;
+	return r.high ? hi32(s.*r.u64) : lo32(s.*r.u64);
+}
+
+void write_queue_reg(const QueueReg &r, QueueSetup &s, uint32_t val)
+{
+	if (r.u32)
+		s.*r.u32 = val;
+	else if (r.high)
+		set_hi(s.*r.u64, val);
+	else
+		set_lo(s.*r.u64, val);
+}
+
+bool in_range(uint32_t off, uint32_t first, uint32_t end)
+{
+	return off >= first && off < end;
+}
+
+// A ring of 2^log2 entries whose bases are all set and 64-byte aligned.
+bool ring_ok(uint32_t log2, std::initializer_list<uint64_t> bases)
+{
+	if (log2 < DMS_NIC_RING_LOG2_MIN || log2 > DMS_NIC_RING_LOG2_MAX)
+		return false;
+	for (uint64_t b : bases)
+		if (!b || (b & 63))
+			return false;
+	return true;
+}
+
+} // namespace
+
+// ------------------------------------------------------------ reads
+
+uint32_t Nic::read32(uint32_t off)
+{
+	if (in_range(off, DMS_NIC_Q_BASE(0), DMS_NIC_Q_BASE(nq_)))
+		return queue_read(*q_[(off - DMS_NIC_Q_BASE(0)) / DMS_NIC_Q_STRIDE],
+				  off % DMS_NIC_Q_STRIDE);
+	if (in_range(off, DMS_NIC_REG_RSS_KEY(0), DMS_NIC_REG_RSS_KEY(DMS_NIC_RSS_KEY_WORDS))) {
+		unsigned i = (off - DMS_NIC_REG_RSS_KEY(0)) / 4 * 4;
+		return rss_key_[i] | rss_key_[i + 1] << 8 | rss_key_[i + 2] << 16 |
+		       static_cast<uint32_t>(rss_key_[i + 3]) << 24;
+	}
+	if (in_range(off, DMS_NIC_REG_RSS_INDIR(0), DMS_NIC_REG_RSS_INDIR(DMS_NIC_RSS_INDIR_SIZE)))
+		return rss_indir_[(off - DMS_NIC_REG_RSS_INDIR(0)) / 4];
+	switch (off) {
+	case DMS_NIC_REG_ID:
+		return DMS_NIC_ID_MAGIC;
+	case DMS_NIC_REG_VERSION:
+		return DMS_NIC_VERSION;
+	case DMS_NIC_REG_NUM_QUEUES:
+		return nq_;
+	case DMS_NIC_REG_MAC_LO:
+		return mac_[0] | mac_[1] << 8 | mac_[2] << 16 |
+		       static_cast<uint32_t>(mac_[3]) << 24;
+	case DMS_NIC_REG_MAC_HI:
+		return mac_[4] | mac_[5] << 8;
+	case DMS_NIC_REG_NODE_INDEX:
+		return node_index_;
+	case DMS_NIC_REG_MAX_MTU:
+		return kMaxMtu;
+	case DMS_NIC_REG_MAX_TX_FRAGS:
+		return kMaxTxFrags;
+	case DMS_NIC_REG_NTUPLE_SIZE:
+		return kNtupleSize;
+	case DMS_NIC_REG_CTRL:
+		return 0;
+	case DMS_NIC_REG_STATUS:
+		return link_up_ ? DMS_NIC_STATUS_LINK_UP : 0;
+	default:
+		return settings_read(off);
+	}
+}
+
+// The read-write settings and the counters.
+uint32_t Nic::settings_read(uint32_t off) const
+{
+	switch (off) {
+	case DMS_NIC_REG_MTU:
+		return mtu_;
+	case DMS_NIC_REG_RX_CTRL:
+		return rx_ctrl_;
+	case DMS_NIC_REG_HDS_THRESH:
+		return hds_thresh_;
+	case DMS_NIC_REG_TX_CTRL:
+		return tx_ctrl_;
+	case DMS_NIC_REG_ITR_NS:
+		return itr_ns_;
+	case DMS_NIC_REG_ADMIN_IRQ_STATUS:
+		return admin_status_;
+	case DMS_NIC_REG_ADMIN_IRQ_MASK:
+		return admin_mask_;
+	case DMS_NIC_REG_STAT_RX_NO_BUF:
+		return static_cast<uint32_t>(c_.rx_no_buf);
+	case DMS_NIC_REG_STAT_RX_DROP:
+		return static_cast<uint32_t>(c_.rx_drop);
+	case DMS_NIC_REG_STAT_RX_DMA_ERR:
+		return static_cast<uint32_t>(c_.rx_dma_err);
+	case DMS_NIC_REG_STAT_TX_DESC_ERR:
+		return static_cast<uint32_t>(c_.tx_desc_err);
+	case DMS_NIC_REG_STAT_TX_DMA_ERR:
+		return static_cast<uint32_t>(c_.tx_dma_err);
+	case DMS_NIC_REG_STAT_RING_ERR:
+		return static_cast<uint32_t>(c_.ring_err);
+	default:
+		return DMS_REG_UNDEFINED;
+	}
+}
+
+uint32_t Nic::queue_read(const Queue &q, uint32_t off) const
+{
+	if (const QueueReg *r = find_queue_reg(off))
+		return read_queue_reg(*r, q.regs);
+	switch (off) {
+	case DMS_NIC_RXQ_CTRL:
+		return q.rx_on ? DMS_NIC_Q_ENABLE : 0;
+	case DMS_NIC_RXQ_HBUF_TAIL:
+		return q.hbuf_tail;
+	case DMS_NIC_RXQ_PBUF_TAIL:
+		return q.pbuf_tail;
+	case DMS_NIC_RXQ_CMPL_HEAD:
+		return q.rcmpl_head;
+	case DMS_NIC_TXQ_CTRL:
+		return q.tx_on ? DMS_NIC_Q_ENABLE : 0;
+	case DMS_NIC_TXQ_TAIL:
+		return q.tx_tail;
+	case DMS_NIC_TXQ_CMPL_HEAD:
+		return q.tcmpl_head;
+	default:
+		return DMS_REG_UNDEFINED;
+	}
+}
+
+// ------------------------------------------------------------ writes
+
+void Nic::write32(uint32_t off, uint32_t val)
+{
+	if (in_range(off, DMS_NIC_Q_BASE(0), DMS_NIC_Q_BASE(nq_))) {
+		queue_write((off - DMS_NIC_Q_BASE(0)) / DMS_NIC_Q_STRIDE, off % DMS_NIC_Q_STRIDE,
+			    val);
+		return;
+	}
+	if (in_range(off, DMS_NIC_REG_RSS_KEY(0), DMS_NIC_REG_RSS_KEY(DMS_NIC_RSS_KEY_WORDS))) {
+		unsigned i = (off - DMS_NIC_REG_RSS_KEY(0)) / 4 * 4;
+		for (unsigned b = 0; b < 4; b++)
+			rss_key_[i + b] = static_cast<uint8_t>(val >> (8 * b));
+		return;
+	}
+	if (in_range(off, DMS_NIC_REG_RSS_INDIR(0),
+		     DMS_NIC_REG_RSS_INDIR(DMS_NIC_RSS_INDIR_SIZE))) {
+		rss_indir_[(off - DMS_NIC_REG_RSS_INDIR(0)) / 4] = val;
+		return;
+	}
+	if (in_range(off, DMS_NIC_REG_NT_CTRL, DMS_NIC_REG_NT_COMMIT + 4)) {
+		ntuple_write(off, val);
+		return;
+	}
+	switch (off) {
+	case DMS_NIC_REG_CTRL:
+		if (val & DMS_NIC_CTRL_RESET)
+			reset();
+		break;
+	case DMS_NIC_REG_MTU:
+		mtu_ = std::clamp<uint32_t>(val, 68, kMaxMtu);
+		break;
+	case DMS_NIC_REG_RX_CTRL:
+		rx_ctrl_ = val & (DMS_NIC_RX_HDR_SPLIT | DMS_NIC_RX_CSUM | DMS_NIC_RX_RSS |
+				  DMS_NIC_RX_NTUPLE);
+		break;
+	case DMS_NIC_REG_HDS_THRESH:
+		hds_thresh_ = val;
+		break;
+	case DMS_NIC_REG_TX_CTRL:
+		tx_ctrl_ = val & DMS_NIC_TX_CSUM;
+		break;
+	case DMS_NIC_REG_ITR_NS:
+		itr_ns_ = std::min<uint32_t>(val, 1000000);
+		break;
+	case DMS_NIC_REG_ADMIN_IRQ_STATUS:
+	case DMS_NIC_REG_ADMIN_IRQ_MASK:
+		admin_write(off, val);
+		break;
+	default:
+		break;
+	}
+}
+
+// The flow steering staging registers and the commit into the table.
+void Nic::ntuple_write(uint32_t off, uint32_t val)
+{
+	auto addr_word = [&](std::array<uint8_t, 16> &a, uint32_t base) {
+		unsigned i = (off - base) / 4 * 4;
+		for (unsigned b = 0; b < 4; b++)
+			a[i + b] = static_cast<uint8_t>(val >> (24 - 8 * b));
+	};
+	if (in_range(off, DMS_NIC_REG_NT_SRC(0), DMS_NIC_REG_NT_SRC(DMS_NIC_NT_ADDR_WORDS)))
+		return addr_word(nt_stage_.src, DMS_NIC_REG_NT_SRC(0));
+	if (in_range(off, DMS_NIC_REG_NT_DST(0), DMS_NIC_REG_NT_DST(DMS_NIC_NT_ADDR_WORDS)))
+		return addr_word(nt_stage_.dst, DMS_NIC_REG_NT_DST(0));
+	if (in_range(off, DMS_NIC_REG_NT_SRC_MASK(0),
+		     DMS_NIC_REG_NT_SRC_MASK(DMS_NIC_NT_ADDR_WORDS)))
+		return addr_word(nt_stage_.src_mask, DMS_NIC_REG_NT_SRC_MASK(0));
+	if (in_range(off, DMS_NIC_REG_NT_DST_MASK(0),
+		     DMS_NIC_REG_NT_DST_MASK(DMS_NIC_NT_ADDR_WORDS)))
+		return addr_word(nt_stage_.dst_mask, DMS_NIC_REG_NT_DST_MASK(0));
+	switch (off) {
+	case DMS_NIC_REG_NT_CTRL:
+		nt_stage_.valid = val & DMS_NIC_NT_VALID;
+		nt_stage_.ipv6 = val & DMS_NIC_NT_IPV6;
+		nt_stage_.proto = static_cast<uint8_t>(val >> DMS_NIC_NT_PROTO_SHIFT);
+		nt_stage_.queue = static_cast<uint16_t>(val >> DMS_NIC_NT_QUEUE_SHIFT);
+		break;
+	case DMS_NIC_REG_NT_PORTS:
+		nt_stage_.sport = static_cast<uint16_t>(val >> 16);
+		nt_stage_.dport = static_cast<uint16_t>(val);
+		break;
+	case DMS_NIC_REG_NT_PORT_MASK:
+		nt_stage_.sport_mask = static_cast<uint16_t>(val >> 16);
+		nt_stage_.dport_mask = static_cast<uint16_t>(val);
+		break;
+	case DMS_NIC_REG_NT_COMMIT:
+		if (val >= kNtupleSize)
+			c_.ring_err++;
+		else
+			ntuple_[val] = nt_stage_;
+		break;
+	default:
+		break;
+	}
+}
+
+// Only the enables and the doorbells are code; the rest is kQueueRegs.
+void Nic::queue_write(unsigned qi, uint32_t off, uint32_t val)
+{
+	Queue &q = *q_[qi];
+	if (const QueueReg *r = find_queue_reg(off))
+		return write_queue_reg(*r, q.regs, val);
+	switch (off) {
+	case DMS_NIC_RXQ_CTRL:
+		rx_enable(q, val & DMS_NIC_Q_ENABLE);
+		break;
+	case DMS_NIC_TXQ_CTRL:
+		tx_enable(q, val & DMS_NIC_Q_ENABLE);
+		break;
+	case DMS_NIC_RXQ_HBUF_TAIL:
+	case DMS_NIC_RXQ_PBUF_TAIL:
+	case DMS_NIC_RXQ_CMPL_HEAD:
+	case DMS_NIC_TXQ_TAIL:
+	case DMS_NIC_TXQ_CMPL_HEAD:
+		doorbell(q, off, val);
+		break;
+	case DMS_NIC_Q_IRQ_ARM:
+		if (val & 1)
+			arm(qi);
+		break;
+	default:
+		break;
+	}
+}
+
+void Nic::rx_enable(Queue &q, bool on)
+{
+	const QueueSetup &s = q.regs;
+	if (on && !q.rx_on) {
+		if (!ring_ok(s.rx_log2, {s.hbuf_base, s.pbuf_base, s.rcmpl_base}) ||
+		    s.hbuf_size < DMS_NIC_HBUF_SIZE_MIN || s.hbuf_size > DMS_NIC_HBUF_SIZE_MAX ||
+		    s.pbuf_size < DMS_NIC_PBUF_SIZE_MIN || s.pbuf_size > DMS_NIC_PBUF_SIZE_MAX) {
+			c_.ring_err++;
+			return;
+		}
+		q.rx_size = 1u << s.rx_log2;
+		q.hbuf_head = q.pbuf_head = q.rcmpl_tail = 0;
+		q.hbuf_tail = q.pbuf_tail = q.rcmpl_head = 0;
+		q.rx_phase = true;
+	}
+	q.rx_on = on;
+	q.rx_doorbell.notify(sc_core::SC_ZERO_TIME);
+}
+
+void Nic::tx_enable(Queue &q, bool on)
+{
+	const QueueSetup &s = q.regs;
+	if (on && !q.tx_on) {
+		if (!ring_ok(s.tx_log2, {s.tdesc_base, s.tcmpl_base})) {
+			c_.ring_err++;
+			return;
+		}
+		q.tx_size = 1u << s.tx_log2;
+		q.tx_head = q.tx_tail = q.tcmpl_tail = q.tcmpl_head = 0;
+		q.tx_phase = true;
+	}
+	q.tx_on = on;
+}
+
+// A producer or consumer index of an enabled ring. One at or beyond the
+// ring size is a driver bug: counted and ignored.
+void Nic::doorbell(Queue &q, uint32_t off, uint32_t val)
+{
+	const bool rx = off < DMS_NIC_TXQ_CTRL;
+	const uint32_t size = rx ? q.rx_size : q.tx_size;
+	if (!(rx ? q.rx_on : q.tx_on))
+		return;
+	if (!size || val >= size) {
+		c_.ring_err++;
+		return;
+	}
+	switch (off) {
+	case DMS_NIC_RXQ_HBUF_TAIL:
+		q.hbuf_tail = val;
+		break;
+	case DMS_NIC_RXQ_PBUF_TAIL:
+		q.pbuf_tail = val;
+		break;
+	case DMS_NIC_RXQ_CMPL_HEAD:
+		q.rcmpl_head = val;
+		break;
+	case DMS_NIC_TXQ_TAIL:
+		q.tx_tail = val;
+		break;
+	default:
+		q.tcmpl_head = val;
+		break;
+	}
+	if (rx)
+		q.rx_doorbell.notify(sc_core::SC_ZERO_TIME);
+	else
+		tx_ev_.notify(sc_core::SC_ZERO_TIME);
+}
+
+} // namespace devmemsim

@@ -1,0 +1,263 @@
+// SPDX-License-Identifier: MIT
+// The NIC's receive path: the FIFO from the wire, parsing and steering,
+// header split, buffer placement and RX completions.
+#include <algorithm>
+
+#include "devmemsim/nic_desc.h"
+#include "devmemsim/nic_regs.h"
+#include "nic/csum.h"
+#include "nic/nic.h"
+#include "nic/nic_queue.h"
+
+namespace devmemsim
+{
+
+// One frame on its way into a queue's buffers.
+struct Nic::RxFrame {
+	explicit RxFrame(const std::vector<uint8_t> &frame) : data(frame) {}
+
+	const std::vector<uint8_t> &data;
+	Parsed p;
+	uint32_t hash = 0;
+	bool hashed = false;
+	unsigned qi = 0;
+	bool split = false;
+	size_t hdr_len = 0, pay_len = 0;
+	uint32_t nh = 0, np = 0; // header and payload buffers it takes
+	dms_rx_buf hb{};
+	std::vector<dms_rx_buf> pb;
+
+	size_t len() const { return data.size(); }
+	uint32_t completions() const { return std::max<uint32_t>(np, 1); }
+};
+
+namespace
+{
+
+// The SOP completion's info field: L3 and L4 types.
+uint16_t rx_info(const Parsed &p)
+{
+	uint16_t info = 0;
+	if (p.l3 == L3::Ipv4)
+		info |= DMS_RX_L3_IPV4;
+	else if (p.l3 == L3::Ipv6)
+		info |= DMS_RX_L3_IPV6;
+	if (p.l4 == L4::Tcp)
+		info |= DMS_RX_L4_TCP;
+	else if (p.l4 == L4::Udp)
+		info |= DMS_RX_L4_UDP;
+	return info;
+}
+
+} // namespace
+
+bool Nic::receive(const uint8_t *frame, size_t len)
+{
+	if (rx_fifo_.size() >= kRxFifoFrames) {
+		rx_refused_ = true;
+		return false;
+	}
+	rx_fifo_.emplace_back(frame, frame + len);
+	rx_ev_.notify(sc_core::SC_ZERO_TIME);
+	return true;
+}
+
+unsigned Nic::select_queue(const Parsed &p, uint32_t *hash, bool *hashed)
+{
+	*hashed = false;
+	if (rx_ctrl_ & DMS_NIC_RX_RSS)
+		*hashed = rss_hash(p, rss_key_.data(), rss_key_.size(), hash);
+	if (rx_ctrl_ & DMS_NIC_RX_NTUPLE) {
+		for (const NtupleRule &r : ntuple_)
+			if (ntuple_match(r, p))
+				return r.queue < nq_ ? r.queue : 0;
+	}
+	if (*hashed) {
+		uint32_t qi = rss_indir_[*hash % rss_indir_.size()];
+		return qi < nq_ ? qi : 0;
+	}
+	return 0;
+}
+
+void Nic::rx_thread()
+{
+	for (;;) {
+		while (rx_fifo_.empty())
+			sc_core::wait(rx_ev_);
+		std::vector<uint8_t> frame = std::move(rx_fifo_.front());
+		rx_fifo_.pop_front();
+		if (timed_)
+			sc_core::wait(wire_time(frame.size()));
+		if (!rx_frame(frame))
+			c_.rx_drop++;
+		settle();
+		if (rx_refused_) {
+			rx_refused_ = false;
+			if (host_.rx_ready)
+				host_.rx_ready();
+		}
+	}
+}
+
+// Place one frame; false if it was dropped (queue off, too long, or it can
+// never fit the ring).
+bool Nic::rx_frame(const std::vector<uint8_t> &frame)
+{
+	if (frame.size() < 14 || frame.size() > mtu_ + kL2Overhead)
+		return false;
+	RxFrame f(frame);
+	rx_classify(f);
+	if (!rx_wait_for_room(f))
+		return false;
+	Queue &q = *q_[f.qi];
+	bool ok = rx_fetch_buffers(q, f);
+	if (ok)
+		ok = rx_write_data(q, f);
+	if (!ok)
+		c_.rx_dma_err++;
+	rx_complete(q, f, ok);
+	signal(f.qi);
+	if (!ok)
+		return true; // lost to a DMA fault: counted as rx_dma_err, not a drop
+	q.rx_frames++;
+	c_.rx_frames++;
+	c_.rx_bytes += f.len();
+	if (f.split) {
+		q.rx_split++;
+		c_.rx_split++;
+	}
+	return true;
+}
+
+// Parse, steer, and decide whether the headers split from the payload.
+void Nic::rx_classify(RxFrame &f)
+{
+	f.p = rtl_ ? rtl_->parse(f.data.data(), f.len()) : parse_frame(f.data.data(), f.len());
+	f.qi = select_queue(f.p, &f.hash, &f.hashed);
+	f.hdr_len = 0;
+	f.pay_len = f.len();
+	if ((rx_ctrl_ & DMS_NIC_RX_HDR_SPLIT) && f.p.split_off &&
+	    f.len() - f.p.split_off > hds_thresh_) {
+		f.split = true;
+		f.hdr_len = f.p.split_off;
+		f.pay_len = f.len() - f.p.split_off;
+	}
+}
+
+// Wait for buffers and completion slots; false if the queue goes away or
+// the frame can never fit its ring.
+bool Nic::rx_wait_for_room(RxFrame &f)
+{
+	Queue &q = *q_[f.qi];
+	const bool hds = rx_ctrl_ & DMS_NIC_RX_HDR_SPLIT;
+	bool waited = false;
+	for (;;) {
+		if (!q.rx_on || !q.rx_size)
+			return false;
+		if (!f.split && hds && f.len() <= q.regs.hbuf_size) {
+			f.hdr_len = f.len(); // the whole frame fits in a header buffer
+			f.pay_len = 0;
+		}
+		f.nh = f.hdr_len ? 1 : 0;
+		f.np = static_cast<uint32_t>((f.pay_len + q.regs.pbuf_size - 1) / q.regs.pbuf_size);
+		if (f.np >= q.rx_size || f.completions() >= q.rx_size)
+			return false; // can never fit this ring
+		if (q.hbufs() >= f.nh && q.pbufs() >= f.np && q.rcmpl_free() >= f.completions())
+			return true;
+		if (!waited)
+			c_.rx_no_buf++;
+		waited = true;
+		sc_core::wait(q.rx_doorbell);
+	}
+}
+
+// Read the buffer descriptors the frame takes and consume them.
+bool Nic::rx_fetch_buffers(Queue &q, RxFrame &f)
+{
+	bool ok = true;
+	f.pb.resize(f.np);
+	if (f.nh)
+		ok &= dma_rw(q.regs.hbuf_base + sizeof(dms_rx_buf) * q.hbuf_head, &f.hb,
+			     sizeof(f.hb), false);
+	for (uint32_t i = 0; i < f.np; i++)
+		ok &= dma_rw(q.regs.pbuf_base +
+				     sizeof(dms_rx_buf) * ((q.pbuf_head + i) % q.rx_size),
+			     &f.pb[i], sizeof(f.pb[i]), false);
+	q.hbuf_head = (q.hbuf_head + f.nh) % q.rx_size;
+	q.pbuf_head = (q.pbuf_head + f.np) % q.rx_size;
+	return ok;
+}
+
+// Bytes of payload buffer i (payload buffers fill from offset 0).
+size_t Nic::rx_pay_bytes(const Queue &q, const RxFrame &f, uint32_t i) const
+{
+	size_t off = f.hdr_len + size_t(i) * q.regs.pbuf_size;
+	return std::min<size_t>(q.regs.pbuf_size, f.len() - off);
+}
+
+bool Nic::rx_write_data(Queue &q, RxFrame &f)
+{
+	auto *bytes = const_cast<uint8_t *>(f.data.data());
+	if (f.nh && !dma_rw(f.hb.addr, bytes, f.hdr_len, true))
+		return false;
+	for (uint32_t i = 0; i < f.np; i++) {
+		size_t off = f.hdr_len + size_t(i) * q.regs.pbuf_size;
+		if (!dma_rw(f.pb[i].addr, bytes + off, rx_pay_bytes(q, f, i), true))
+			return false;
+	}
+	return true;
+}
+
+// The first completion's flags beyond SOP/EOP: split, RSS and checksum.
+uint16_t Nic::rx_flags(const RxFrame &f) const
+{
+	uint16_t flags = 0;
+	if (f.split)
+		flags |= DMS_RX_F_SPLIT;
+	if (f.hashed)
+		flags |= DMS_RX_F_RSS;
+	if ((rx_ctrl_ & DMS_NIC_RX_CSUM) && f.p.l4 != L4::None)
+		flags |= l4_csum_ok(f.data.data(), f.p) ? DMS_RX_F_CSUM_OK : DMS_RX_F_CSUM_BAD;
+	return flags;
+}
+
+// Completions: one per payload buffer, or one for a header-only frame. A
+// frame lost to a DMA fault gets one SOP|EOP|ERR completion per buffer.
+void Nic::rx_complete(Queue &q, const RxFrame &f, bool ok)
+{
+	const uint16_t flags = ok ? rx_flags(f) : 0;
+	const uint16_t info = ok ? rx_info(f.p) : 0;
+	const uint32_t nc = f.completions();
+	for (uint32_t i = 0; i < nc; i++) {
+		dms_rx_cmpl c{};
+		uint16_t fl = q.rx_phase ? DMS_RX_F_GEN : 0;
+		if (i == 0 || !ok) {
+			fl |= DMS_RX_F_SOP | flags;
+			c.info = info;
+			c.frame_len = static_cast<uint32_t>(f.len());
+			c.rss_hash = f.hashed ? f.hash : 0;
+		}
+		if (i == nc - 1 || !ok)
+			fl |= DMS_RX_F_EOP;
+		if (!ok)
+			fl |= DMS_RX_F_ERR;
+		if (i == 0 && f.nh) {
+			fl |= DMS_RX_F_HDR;
+			c.hbuf_id = f.hb.id;
+			c.hdr_len = ok ? static_cast<uint16_t>(f.hdr_len) : 0;
+		}
+		if (i < f.np) {
+			fl |= DMS_RX_F_PAY;
+			c.pbuf_id = f.pb[i].id;
+			c.pay_len = ok ? static_cast<uint32_t>(rx_pay_bytes(q, f, i)) : 0;
+		}
+		c.flags = fl;
+		dma_rw(q.regs.rcmpl_base + sizeof(c) * q.rcmpl_tail, &c, sizeof(c), true);
+		if (++q.rcmpl_tail == q.rx_size) {
+			q.rcmpl_tail = 0;
+			q.rx_phase = !q.rx_phase;
+		}
+	}
+}
+
+} // namespace devmemsim
