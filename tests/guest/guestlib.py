@@ -43,15 +43,42 @@ def wait_for_peer(name, node, addr):
        timeout=300)
 
 
-# dmesg lines that mean the kernel found something wrong.
-KERNEL_COMPLAINTS = ("WARNING:", "BUG:", "Oops", "leak", "stalled pool", "NETDEV WATCHDOG",
-                     "bad completion")
+# Kernel log lines that mean the kernel found something wrong. WARNING: and
+# BUG: cover most checkers (WARN_ON, DMA-API, debug objects, refcount_t,
+# list and page_pool sanity, "BUG: KASAN: ...", sleeping in atomic context,
+# "BUG: Bad page state"); the rest name reports that carry neither.
+KERNEL_COMPLAINTS = (
+    "WARNING:", "BUG:", "kernel BUG at", "Oops", "general protection fault", "Kernel panic",
+    # lockdep and RCU (the lockdep headers follow a "WARNING:" line; named
+    # here so that a report cut short still counts)
+    "possible circular locking dependency", "possible recursive locking", "inconsistent lock state",
+    "suspicious RCU usage", "detected stall", "blocked for more than",
+    # kmemleak after a scan (echo scan > /sys/kernel/debug/kmemleak)
+    "new suspected memory leaks", "unreferenced object",
+    "Bad page state", "UBSAN:", "unregister_netdevice: waiting for",
+    # our drivers and the stack's page_pool
+    "leak", "stalled pool", "NETDEV WATCHDOG", "bad completion",
+)
+# Lines that match a complaint but are not one (the debug kernel's banners).
+KERNEL_BANNERS = ("kmemleak: Kernel memory leak detector initialized",)
+
+
+def complaints(log):
+    """The lines of a kernel log (dmesg or a serial console) that carry one
+    of KERNEL_COMPLAINTS."""
+    return [line for line in log.splitlines()
+            if any(bad in line for bad in KERNEL_COMPLAINTS) and not any(ok in line for ok in KERNEL_BANNERS)]
 
 
 def kernel_complaints(name, node):
-    """The lines of node N's dmesg that carry one of KERNEL_COMPLAINTS."""
-    out = sh(name, node, "dmesg")
-    return [line for line in out.splitlines() if any(bad in line for bad in KERNEL_COMPLAINTS)]
+    """The complaints in node N's dmesg."""
+    return complaints(sh(name, node, "dmesg"))
+
+
+def console_complaints(path):
+    """The complaints in a node's serial console log (NODE.console): unlike
+    dmesg, it also holds what the kernel said while powering off."""
+    return complaints(Path(path).read_text(errors="replace"))
 
 
 class TwoNodes(unittest.TestCase):
