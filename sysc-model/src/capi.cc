@@ -13,6 +13,7 @@
 #include "config.h"
 #include "node/node.h"
 #include "sim/kernel.h"
+#include "trace.h"
 
 struct dms_node {
 	std::unique_ptr<devmemsim::Node> node;
@@ -21,6 +22,11 @@ struct dms_node {
 		void *opaque = nullptr;
 	} host[2];
 	std::string stats;
+	// The host's trace callback, and the sink the devices' tracers use
+	// while it is set (its fn is NULL otherwise).
+	void (*trace_fn)(void *opaque, enum dms_dev dev, const char *line) = nullptr;
+	void *trace_opaque = nullptr;
+	devmemsim::TraceSink trace_sink;
 };
 
 namespace
@@ -43,6 +49,22 @@ devmemsim::RegFile *regs(dms_node *n, enum dms_dev dev)
 	return nullptr;
 }
 
+bool valid_dev(enum dms_dev dev)
+{
+	return dev == DMS_DEV_NIC || dev == DMS_DEV_GPU;
+}
+
+unsigned port_of(enum dms_dev dev)
+{
+	return dev == DMS_DEV_NIC ? devmemsim::pcie::kNic : devmemsim::pcie::kGpu;
+}
+
+void trace_to_host(void *opaque, unsigned dev, const char *line)
+{
+	auto *n = static_cast<dms_node *>(opaque);
+	n->trace_fn(n->trace_opaque, static_cast<enum dms_dev>(dev), line);
+}
+
 } // namespace
 
 extern "C" {
@@ -56,6 +78,7 @@ dms_node *dms_node_new(const char *config_path, char *err, size_t errlen)
 		auto n = std::make_unique<dms_node>();
 		n->node = std::make_unique<devmemsim::Node>("node", cfg);
 		dms_node *raw = n.get();
+		n->node->gpu.set_trace(&n->trace_sink);
 		n->node->fabric.set_host_dma([raw](unsigned port, uint64_t addr, void *buf,
 						   uint64_t len, bool is_write) {
 			const dms_node::Host &h =
@@ -79,6 +102,8 @@ void dms_node_free(dms_node *node)
 
 void dms_node_step(dms_node *, uint64_t now_ns)
 {
+	// Bounded: stops after sim::kStepBudget kernel steps, leaving the
+	// deadline at or before now_ns (devmemsim.h, "Time").
 	try {
 		devmemsim::sim::step_to(now_ns);
 	} catch (const std::exception &e) {
@@ -106,7 +131,7 @@ void dms_reg_write(dms_node *node, enum dms_dev dev, uint64_t off, uint64_t val,
 
 void dms_dev_attach(dms_node *node, enum dms_dev dev, const struct dms_dev_ops *ops, void *opaque)
 {
-	if (dev != DMS_DEV_NIC && dev != DMS_DEV_GPU)
+	if (!valid_dev(dev))
 		return;
 	node->host[dev] = {*ops, opaque};
 	dms_node::Host *h = &node->host[dev];
@@ -122,6 +147,39 @@ void dms_dev_attach(dms_node *node, enum dms_dev dev, const struct dms_dev_ops *
 			nh.rx_ready = [h] { h->ops.rx_ready(h->opaque); };
 		node->node->nic.set_host(std::move(nh));
 	}
+}
+
+void dms_dev_detach(dms_node *node, enum dms_dev dev)
+{
+	if (!valid_dev(dev))
+		return;
+	devmemsim::Node &n = *node->node;
+	n.fabric.set_window(port_of(dev), 0, 0);
+	n.fabric.set_bus_master(port_of(dev), false);
+	if (dev == DMS_DEV_GPU) {
+		n.gpu.reset();
+		n.gpu.set_irq(nullptr);
+		n.gpu.set_memory(nullptr);
+	} else {
+		n.nic.reset();
+		n.nic.set_host(devmemsim::Nic::Host{});
+	}
+	node->host[dev] = {};
+}
+
+void dms_set_bus_master(dms_node *node, enum dms_dev dev, int on)
+{
+	if (valid_dev(dev))
+		node->node->fabric.set_bus_master(port_of(dev), on != 0);
+}
+
+void dms_node_set_trace(dms_node *node,
+			void (*fn)(void *opaque, enum dms_dev dev, const char *line), void *opaque)
+{
+	node->trace_fn = fn;
+	node->trace_opaque = opaque;
+	node->trace_sink.opaque = node;
+	node->trace_sink.fn = fn ? trace_to_host : nullptr;
 }
 
 void dms_set_bar(dms_node *node, enum dms_dev dev, unsigned bar, uint64_t addr, uint64_t size)
@@ -160,6 +218,11 @@ void dms_nic_set_link(dms_node *node, int up)
 void dms_nic_reset(dms_node *node)
 {
 	node->node->nic.reset();
+}
+
+void dms_gpu_reset(dms_node *node)
+{
+	node->node->gpu.reset();
 }
 
 void dms_nic_set_mac(dms_node *node, const uint8_t mac[6])

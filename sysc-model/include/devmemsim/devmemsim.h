@@ -10,6 +10,21 @@
  * is QEMU_CLOCK_VIRTUAL in nanoseconds. The model never runs by itself.
  * After any call, dms_node_deadline_ns() says when the model next needs a
  * step (DMS_NO_DEADLINE if it is idle).
+ *
+ * Bounded work: one dms_node_step() does a bounded amount of work (a fixed
+ * budget of SystemC delta cycles and time advances; a device job works in
+ * bursts, one per delta cycle at most), whatever the guest programmed. If
+ * it stopped early, dms_node_deadline_ns() is at or before now_ns: the
+ * host lets its own main loop run (QEMU: monitor, I/O) and steps again,
+ * e.g. from a bottom half rather than a timer that would fire at once.
+ * The model's time then lags the host's until it catches up.
+ *
+ * Re-entrancy: the callbacks in struct dms_dev_ops run inside
+ * dms_node_step() and dms_reg_write(). They must not call back into the
+ * model synchronously: irq only records the vector and delivers it later
+ * (QEMU: a bottom half guarded by the device's re-entrancy guard), so an
+ * MSI-X message aimed at a device register cannot re-enter a step; dma
+ * only touches RAM, never device registers.
  */
 #ifndef DEVMEMSIM_DEVMEMSIM_H
 #define DEVMEMSIM_DEVMEMSIM_H
@@ -40,7 +55,10 @@ enum dms_dev {
 dms_node *dms_node_new(const char *config_path, char *err, size_t errlen);
 void dms_node_free(dms_node *node);
 
-/* Advance the model to now_ns (monotonic; earlier values are ignored). */
+/*
+ * Advance the model toward now_ns (monotonic; earlier values are ignored),
+ * doing at most a bounded amount of work (see "Bounded work" above).
+ */
 void dms_node_step(dms_node *node, uint64_t now_ns);
 /* Absolute time of the next pending model activity, or DMS_NO_DEADLINE. */
 uint64_t dms_node_deadline_ns(const dms_node *node);
@@ -60,7 +78,8 @@ void dms_reg_write(dms_node *node, enum dms_dev dev, uint64_t off,
  * What a device's host side (its QEMU PCI function) does for the model.
  * dma: move len bytes between buf and bus address addr in the device's
  * bus-master address space; returns 0, or -1 if addr is not guest RAM (a
- * DMA fault: the model reports it to the driver). irq: fire MSI-X vector.
+ * DMA fault: the model reports it to the driver). irq: fire MSI-X vector
+ * (deferred by the host, see "Re-entrancy" above).
  * NIC only (NULL for the GPU): send puts a frame on the wire; rx_ready
  * says the NIC has room again after dms_nic_receive() refused a frame.
  */
@@ -73,6 +92,21 @@ struct dms_dev_ops {
 };
 void dms_dev_attach(dms_node *node, enum dms_dev dev,
 		    const struct dms_dev_ops *ops, void *opaque);
+/*
+ * The device's host side goes away (QEMU: unrealize, hot-unplug): the
+ * device is reset (running jobs stop), the model forgets its callbacks,
+ * its BAR windows and, for the GPU, the device memory, and the fabric
+ * refuses its DMA. No pointer the host gave for this device is used after
+ * the call.
+ */
+void dms_dev_detach(dms_node *node, enum dms_dev dev);
+
+/*
+ * The Bus Master Enable bit of the device's PCI command register. Without
+ * it the fabric refuses every request of the device (host memory and
+ * peer-to-peer alike) as a DMA fault. On until the host first calls this.
+ */
+void dms_set_bus_master(dms_node *node, enum dms_dev dev, int on);
 
 /*
  * A BAR the guest placed at bus address addr (size bytes), or removed
@@ -84,6 +118,11 @@ void dms_set_bar(dms_node *node, enum dms_dev dev, unsigned bar, uint64_t addr,
 
 /* The GPU's device memory: dms_gpu_mem_size() bytes shared with QEMU. */
 void dms_gpu_set_memory(dms_node *node, void *mem);
+/*
+ * Function-level reset of the GPU (QEMU device reset): running and posted
+ * jobs stop without completing, every register takes its reset value.
+ */
+void dms_gpu_reset(dms_node *node);
 
 /*
  * The node's counters as JSON (schema in docs/stats.md). The string stays
@@ -91,6 +130,17 @@ void dms_gpu_set_memory(dms_node *node, void *mem);
  */
 const char *dms_node_stats_json(dms_node *node);
 void dms_node_reset_stats(dms_node *node);
+
+/*
+ * The model's own trace: while fn is set, every device hands it one line
+ * per event (doorbells, jobs, descriptors, completions, drops and their
+ * reasons); dev says which device. NULL turns tracing off, which then
+ * costs nothing. fn runs inside model calls and must not call the model.
+ */
+void dms_node_set_trace(dms_node *node,
+			void (*fn)(void *opaque, enum dms_dev dev,
+				   const char *line),
+			void *opaque);
 
 /*
  * A frame from the wire (Ethernet, no FCS). Returns 1 if the NIC took it,

@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: MIT
 #include "gpu/gpu.h"
 
+#include <algorithm>
 #include <cstring>
-#include <vector>
+#include <sstream>
 
+#include "bus_dma.h"
+#include "devmemsim/devmemsim.h"
 #include "devmemsim/gpu_regs.h"
 #include "gpu/crc32c.h"
 
@@ -13,26 +16,18 @@ namespace devmemsim
 namespace
 {
 
-// The engines move data in bursts of this size; one fabric transaction each.
-constexpr uint64_t kBurst = 64 * 1024;
 // CRC engine throughput in timed mode: 32 bytes per 1 GHz cycle.
 constexpr double kCrcBytesPerNs = 32.0;
+// A job body's result when a reset stopped it: no completion at all.
+constexpr unsigned kAborted = 0x100;
 
-void set_lo(uint64_t &v, uint32_t lo)
-{
-	v = (v & ~0xffffffffull) | lo;
-}
-
-void set_hi(uint64_t &v, uint32_t hi)
-{
-	v = (v & 0xffffffffull) | static_cast<uint64_t>(hi) << 32;
-}
+constexpr uint32_t kIrqBits = DMS_GPU_IRQ_COPY_DONE | DMS_GPU_IRQ_CRC_DONE | DMS_GPU_IRQ_ERROR;
 
 } // namespace
 
 Gpu::Gpu(sc_core::sc_module_name name, const NodeConfig &cfg)
     : sc_core::sc_module(name), dma("dma"), bar_mem("bar_mem"), mem_size_(cfg.gpu_mem_size),
-      timed_(cfg.mode == Mode::Timed)
+      timed_(cfg.mode == Mode::Timed), trace_(DMS_DEV_GPU), copy_buf_(kBurst)
 {
 	bar_mem.register_b_transport(this, &Gpu::mem_transport);
 	SC_HAS_PROCESS(Gpu);
@@ -45,6 +40,21 @@ bool Gpu::dev_range_ok(uint64_t off, uint64_t len) const
 	return mem_ && off <= mem_size_ && len <= mem_size_ - off;
 }
 
+void Gpu::reset()
+{
+	for (Engine *e : {&copy_, &crc_}) {
+		if (e->r.status & DMS_GPU_STATUS_BUSY)
+			c_.aborted_jobs++;
+		e->generation++;
+		e->posted = false;
+		e->r = Regs{};
+		e->abort.notify(sc_core::SC_ZERO_TIME);
+	}
+	irq_status_ = 0;
+	irq_mask_ = 0;
+	trace_("reset: engines stopped, registers cleared");
+}
+
 uint32_t Gpu::read32(uint32_t off)
 {
 	switch (off) {
@@ -53,53 +63,53 @@ uint32_t Gpu::read32(uint32_t off)
 	case DMS_GPU_REG_VERSION:
 		return DMS_GPU_VERSION;
 	case DMS_GPU_REG_MEM_SIZE_LO:
-		return static_cast<uint32_t>(mem_size_);
+		return lo32(mem_size_);
 	case DMS_GPU_REG_MEM_SIZE_HI:
-		return static_cast<uint32_t>(mem_size_ >> 32);
+		return hi32(mem_size_);
 	case DMS_GPU_REG_IRQ_STATUS:
 		return irq_status_;
 	case DMS_GPU_REG_IRQ_MASK:
 		return irq_mask_;
 	case DMS_GPU_REG_COPY_DEV_LO:
-		return static_cast<uint32_t>(copy_.dev);
+		return lo32(copy_.r.dev);
 	case DMS_GPU_REG_COPY_DEV_HI:
-		return static_cast<uint32_t>(copy_.dev >> 32);
+		return hi32(copy_.r.dev);
 	case DMS_GPU_REG_COPY_HOST_LO:
-		return static_cast<uint32_t>(copy_.host);
+		return lo32(copy_.r.host);
 	case DMS_GPU_REG_COPY_HOST_HI:
-		return static_cast<uint32_t>(copy_.host >> 32);
+		return hi32(copy_.r.host);
 	case DMS_GPU_REG_COPY_LEN_LO:
-		return static_cast<uint32_t>(copy_.len);
+		return lo32(copy_.r.len);
 	case DMS_GPU_REG_COPY_LEN_HI:
-		return static_cast<uint32_t>(copy_.len >> 32);
+		return hi32(copy_.r.len);
 	case DMS_GPU_REG_COPY_CTRL:
-		return copy_.ctrl;
+		return copy_.r.ctrl;
 	case DMS_GPU_REG_COPY_STATUS:
-		return copy_.status;
+		return copy_.r.status;
 	case DMS_GPU_REG_COPY_DONE_BYTES_LO:
-		return static_cast<uint32_t>(copy_.done_bytes);
+		return lo32(copy_.r.done_bytes);
 	case DMS_GPU_REG_COPY_DONE_BYTES_HI:
-		return static_cast<uint32_t>(copy_.done_bytes >> 32);
+		return hi32(copy_.r.done_bytes);
 	case DMS_GPU_REG_CRC_DEV_LO:
-		return static_cast<uint32_t>(crc_.dev);
+		return lo32(crc_.r.dev);
 	case DMS_GPU_REG_CRC_DEV_HI:
-		return static_cast<uint32_t>(crc_.dev >> 32);
+		return hi32(crc_.r.dev);
 	case DMS_GPU_REG_CRC_LEN_LO:
-		return static_cast<uint32_t>(crc_.len);
+		return lo32(crc_.r.len);
 	case DMS_GPU_REG_CRC_LEN_HI:
-		return static_cast<uint32_t>(crc_.len >> 32);
+		return hi32(crc_.r.len);
 	case DMS_GPU_REG_CRC_SEED:
-		return crc_.seed;
+		return crc_.r.seed;
 	case DMS_GPU_REG_CRC_STATUS:
-		return crc_.status;
+		return crc_.r.status;
 	case DMS_GPU_REG_CRC_RESULT:
-		return crc_.result;
+		return crc_.r.result;
 	case DMS_GPU_REG_CRC_LIST_LO:
-		return static_cast<uint32_t>(crc_.host);
+		return lo32(crc_.r.host);
 	case DMS_GPU_REG_CRC_LIST_HI:
-		return static_cast<uint32_t>(crc_.host >> 32);
+		return hi32(crc_.r.host);
 	case DMS_GPU_REG_CRC_LIST_COUNT:
-		return crc_.count;
+		return crc_.r.count;
 	default:
 		return DMS_REG_UNDEFINED;
 	}
@@ -115,62 +125,59 @@ void Gpu::write32(uint32_t off, uint32_t val)
 		update_irq();
 		break;
 	case DMS_GPU_REG_IRQ_MASK:
-		irq_mask_ =
-			val & (DMS_GPU_IRQ_COPY_DONE | DMS_GPU_IRQ_CRC_DONE | DMS_GPU_IRQ_ERROR);
+		irq_mask_ = val & kIrqBits;
 		update_irq();
 		break;
 	case DMS_GPU_REG_COPY_DEV_LO:
-		set_lo(copy_.dev, val);
+		set_lo(copy_.r.dev, val);
 		break;
 	case DMS_GPU_REG_COPY_DEV_HI:
-		set_hi(copy_.dev, val);
+		set_hi(copy_.r.dev, val);
 		break;
 	case DMS_GPU_REG_COPY_HOST_LO:
-		set_lo(copy_.host, val);
+		set_lo(copy_.r.host, val);
 		break;
 	case DMS_GPU_REG_COPY_HOST_HI:
-		set_hi(copy_.host, val);
+		set_hi(copy_.r.host, val);
 		break;
 	case DMS_GPU_REG_COPY_LEN_LO:
-		set_lo(copy_.len, val);
+		set_lo(copy_.r.len, val);
 		break;
 	case DMS_GPU_REG_COPY_LEN_HI:
-		set_hi(copy_.len, val);
+		set_hi(copy_.r.len, val);
 		break;
 	case DMS_GPU_REG_COPY_CTRL:
-		copy_.ctrl = val & 1;
+		copy_.r.ctrl = val & DMS_GPU_COPY_TO_DEV;
 		break;
 	case DMS_GPU_REG_COPY_DOORBELL:
-		if (ring(copy_))
-			copy_.go.notify(sc_core::SC_ZERO_TIME);
+		ring(copy_);
 		break;
 	case DMS_GPU_REG_CRC_DEV_LO:
-		set_lo(crc_.dev, val);
+		set_lo(crc_.r.dev, val);
 		break;
 	case DMS_GPU_REG_CRC_DEV_HI:
-		set_hi(crc_.dev, val);
+		set_hi(crc_.r.dev, val);
 		break;
 	case DMS_GPU_REG_CRC_LEN_LO:
-		set_lo(crc_.len, val);
+		set_lo(crc_.r.len, val);
 		break;
 	case DMS_GPU_REG_CRC_LEN_HI:
-		set_hi(crc_.len, val);
+		set_hi(crc_.r.len, val);
 		break;
 	case DMS_GPU_REG_CRC_SEED:
-		crc_.seed = val;
+		crc_.r.seed = val;
 		break;
 	case DMS_GPU_REG_CRC_LIST_LO:
-		set_lo(crc_.host, val);
+		set_lo(crc_.r.host, val);
 		break;
 	case DMS_GPU_REG_CRC_LIST_HI:
-		set_hi(crc_.host, val);
+		set_hi(crc_.r.host, val);
 		break;
 	case DMS_GPU_REG_CRC_LIST_COUNT:
-		crc_.count = val;
+		crc_.r.count = val;
 		break;
 	case DMS_GPU_REG_CRC_DOORBELL:
-		if (ring(crc_))
-			crc_.go.notify(sc_core::SC_ZERO_TIME);
+		ring(crc_);
 		break;
 	default:
 		break;
@@ -179,154 +186,209 @@ void Gpu::write32(uint32_t off, uint32_t val)
 
 bool Gpu::ring(Engine &e)
 {
-	if (e.status & DMS_GPU_STATUS_BUSY) {
+	if (e.r.status & DMS_GPU_STATUS_BUSY) {
 		// The running job goes on; the refused doorbell is reported.
-		e.status |= DMS_GPU_STATUS_ERROR | DMS_GPU_ERR_BUSY << DMS_GPU_STATUS_ERR_SHIFT;
-		c_.errors++;
-		irq_status_ |= DMS_GPU_IRQ_ERROR;
-		update_irq();
+		trace_("%s doorbell refused: engine busy", e.name);
+		error_irq(e, DMS_GPU_ERR_BUSY);
 		return false;
 	}
-	e.status = DMS_GPU_STATUS_BUSY;
-	e.done_bytes = 0;
+	e.r.status = DMS_GPU_STATUS_BUSY;
+	e.r.done_bytes = 0;
+	e.job = Job{e.r, e.generation};
+	e.posted = true;
+	e.go.notify(sc_core::SC_ZERO_TIME);
+	trace_("%s doorbell: dev 0x%llx host 0x%llx len 0x%llx ctrl 0x%x count %u", e.name,
+	       static_cast<unsigned long long>(e.r.dev), static_cast<unsigned long long>(e.r.host),
+	       static_cast<unsigned long long>(e.r.len), e.r.ctrl, e.r.count);
 	return true;
 }
 
-void Gpu::finish(Engine &e, unsigned irq_bit, unsigned err)
+void Gpu::error_irq(Engine &e, unsigned err)
 {
-	e.status = DMS_GPU_STATUS_DONE;
-	irq_status_ |= irq_bit;
-	if (err) {
-		e.status |= DMS_GPU_STATUS_ERROR | err << DMS_GPU_STATUS_ERR_SHIFT;
-		irq_status_ |= DMS_GPU_IRQ_ERROR;
-		c_.errors++;
-	}
+	e.r.status |= DMS_GPU_STATUS_ERROR | err << DMS_GPU_STATUS_ERR_SHIFT;
+	irq_status_ |= DMS_GPU_IRQ_ERROR;
+	c_.errors++;
 	update_irq();
+}
+
+Gpu::Job Gpu::next_job(Engine &e)
+{
+	while (!e.posted)
+		sc_core::wait(e.go);
+	e.posted = false;
+	return e.job;
+}
+
+bool Gpu::pause(Engine &e, const Job &job, const sc_core::sc_time &t)
+{
+	if (t == sc_core::SC_ZERO_TIME)
+		sc_core::wait(sc_core::SC_ZERO_TIME);
+	else
+		sc_core::wait(t, e.abort);
+	return job.generation == e.generation;
+}
+
+void Gpu::complete(Engine &e, const Job &job, const sc_core::sc_time &start, unsigned irq_bit,
+		   unsigned err)
+{
+	const sc_core::sc_time earliest =
+		start + sc_core::sc_time(static_cast<double>(kJobLatencyNs), sc_core::SC_NS);
+	if (err != kAborted && sc_core::sc_time_stamp() < earliest &&
+	    !pause(e, job, earliest - sc_core::sc_time_stamp()))
+		err = kAborted;
+	if (err == kAborted) {
+		trace_("%s job aborted by reset", e.name);
+		return;
+	}
+	e.r.status = DMS_GPU_STATUS_DONE;
+	irq_status_ |= irq_bit;
+	trace_("%s job done: %llu bytes, error %u", e.name,
+	       static_cast<unsigned long long>(e.r.done_bytes), err);
+	if (err)
+		error_irq(e, err);
+	else
+		update_irq();
 }
 
 void Gpu::update_irq()
 {
-	if ((irq_status_ & irq_mask_) && irq_)
+	if ((irq_status_ & irq_mask_) && irq_) {
+		trace_("irq: status 0x%x mask 0x%x", irq_status_, irq_mask_);
 		irq_(0);
-}
-
-bool Gpu::host_dma(tlm::tlm_command cmd, uint64_t addr, uint8_t *data, uint64_t n,
-		   sc_core::sc_time &delay)
-{
-	tlm::tlm_generic_payload gp;
-	gp.set_command(cmd);
-	gp.set_address(addr);
-	gp.set_data_ptr(data);
-	gp.set_data_length(static_cast<unsigned>(n));
-	gp.set_streaming_width(static_cast<unsigned>(n));
-	gp.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
-	dma->b_transport(gp, delay);
-	return gp.is_response_ok();
+	}
 }
 
 void Gpu::copy_thread()
 {
-	std::vector<uint8_t> buf(kBurst);
 	for (;;) {
-		sc_core::wait(copy_.go);
-		Engine &e = copy_;
-		const bool to_dev = e.ctrl & DMS_GPU_COPY_TO_DEV;
-		const uint64_t dev = e.dev, host = e.host, len = e.len;
+		const Job job = next_job(copy_);
+		const sc_core::sc_time start = sc_core::sc_time_stamp();
 		c_.copy_jobs++;
-		if (!len) {
-			finish(e, DMS_GPU_IRQ_COPY_DONE, DMS_GPU_ERR_BAD_LEN);
-			continue;
-		}
-		if (!dev_range_ok(dev, len)) {
-			finish(e, DMS_GPU_IRQ_COPY_DONE, DMS_GPU_ERR_DEV_RANGE);
-			continue;
-		}
-		unsigned err = DMS_GPU_ERR_NONE;
-		for (uint64_t done = 0; done < len;) {
-			const uint64_t n = std::min(kBurst, len - done);
-			if (!to_dev)
-				std::memcpy(buf.data(), mem_ + dev + done, n);
-			sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
-			if (!host_dma(to_dev ? tlm::TLM_READ_COMMAND : tlm::TLM_WRITE_COMMAND,
-				      host + done, buf.data(), n, delay)) {
-				err = DMS_GPU_ERR_HOST_DMA;
-				break;
-			}
-			if (to_dev)
-				std::memcpy(mem_ + dev + done, buf.data(), n);
-			done += n;
-			e.done_bytes = done;
-			(to_dev ? c_.copy_to_dev_bytes : c_.copy_to_host_bytes) += n;
-			if (timed_)
-				sc_core::wait(delay);
-		}
-		finish(e, DMS_GPU_IRQ_COPY_DONE, err);
+		complete(copy_, job, start, DMS_GPU_IRQ_COPY_DONE, run_copy(copy_, job));
 	}
+}
+
+unsigned Gpu::run_copy(Engine &e, const Job &job)
+{
+	const Regs &r = job.r;
+	const bool to_dev = r.ctrl & DMS_GPU_COPY_TO_DEV;
+	if (!r.len)
+		return DMS_GPU_ERR_BAD_LEN;
+	if (!dev_range_ok(r.dev, r.len))
+		return DMS_GPU_ERR_DEV_RANGE;
+	if (r.host + r.len < r.host)
+		return DMS_GPU_ERR_HOST_DMA;
+	uint8_t *buf = copy_buf_.data();
+	for (uint64_t done = 0; done < r.len;) {
+		const uint64_t n = std::min(kBurst, r.len - done);
+		// Checked per burst: a detach takes the memory away mid-job.
+		if (!dev_range_ok(r.dev + done, n))
+			return DMS_GPU_ERR_DEV_RANGE;
+		if (!to_dev)
+			std::memcpy(buf, mem_ + r.dev + done, n);
+		sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
+		if (!bus_dma(dma, !to_dev, r.host + done, buf, n, delay)) {
+			trace_("copy DMA fault at host 0x%llx",
+			       static_cast<unsigned long long>(r.host + done));
+			return DMS_GPU_ERR_HOST_DMA;
+		}
+		if (to_dev) {
+			if (!dev_range_ok(r.dev + done, n))
+				return DMS_GPU_ERR_DEV_RANGE;
+			std::memcpy(mem_ + r.dev + done, buf, n);
+		}
+		done += n;
+		e.r.done_bytes = done;
+		(to_dev ? c_.copy_to_dev_bytes : c_.copy_to_host_bytes) += n;
+		if (!pause(e, job, timed_ ? delay : sc_core::SC_ZERO_TIME))
+			return kAborted;
+	}
+	return DMS_GPU_ERR_NONE;
 }
 
 void Gpu::crc_thread()
 {
 	for (;;) {
-		sc_core::wait(crc_.go);
-		Engine &e = crc_;
+		const Job job = next_job(crc_);
+		const sc_core::sc_time start = sc_core::sc_time_stamp();
 		c_.crc_jobs++;
-		if (e.count) {
-			finish(e, DMS_GPU_IRQ_CRC_DONE, crc_gather(e));
-			continue;
-		}
-		if (!e.len) {
-			finish(e, DMS_GPU_IRQ_CRC_DONE, DMS_GPU_ERR_BAD_LEN);
-			continue;
-		}
-		if (!dev_range_ok(e.dev, e.len)) {
-			finish(e, DMS_GPU_IRQ_CRC_DONE, DMS_GPU_ERR_DEV_RANGE);
-			continue;
-		}
-		e.result = crc32c_update(e.seed, mem_ + e.dev, e.len);
-		e.done_bytes = e.len;
-		c_.crc_bytes += e.len;
-		if (timed_)
-			sc_core::wait(sc_core::sc_time(static_cast<double>(e.len) / kCrcBytesPerNs,
-						       sc_core::SC_NS));
-		finish(e, DMS_GPU_IRQ_CRC_DONE, DMS_GPU_ERR_NONE);
+		complete(crc_, job, start, DMS_GPU_IRQ_CRC_DONE, run_crc(crc_, job));
 	}
 }
 
-unsigned Gpu::crc_gather(Engine &e)
+unsigned Gpu::run_crc(Engine &e, const Job &job)
 {
-	if (e.count > DMS_GPU_CRC_LIST_MAX)
+	if (job.r.count)
+		return crc_gather(e, job);
+	if (!job.r.len)
 		return DMS_GPU_ERR_BAD_LEN;
-	std::vector<dms_gpu_crc_range> list(e.count);
+	if (!dev_range_ok(job.r.dev, job.r.len))
+		return DMS_GPU_ERR_DEV_RANGE;
+	uint32_t crc = job.r.seed;
+	const unsigned err = crc_range(e, job, job.r.dev, job.r.len, crc);
+	if (err == DMS_GPU_ERR_NONE)
+		e.r.result = crc;
+	return err;
+}
+
+unsigned Gpu::crc_range(Engine &e, const Job &job, uint64_t dev, uint64_t len, uint32_t &crc)
+{
+	for (uint64_t done = 0; done < len;) {
+		const uint64_t n = std::min(kBurst, len - done);
+		if (!dev_range_ok(dev + done, n))
+			return DMS_GPU_ERR_DEV_RANGE;
+		crc = crc32c_update(crc, mem_ + dev + done, n);
+		done += n;
+		e.r.done_bytes += n;
+		c_.crc_bytes += n;
+		const sc_core::sc_time t =
+			timed_ ? sc_core::sc_time(static_cast<double>(n) / kCrcBytesPerNs,
+						  sc_core::SC_NS)
+			       : sc_core::SC_ZERO_TIME;
+		if (!pause(e, job, t))
+			return kAborted;
+	}
+	return DMS_GPU_ERR_NONE;
+}
+
+unsigned Gpu::crc_gather(Engine &e, const Job &job)
+{
+	const Regs &r = job.r;
+	if (r.count > DMS_GPU_CRC_LIST_MAX)
+		return DMS_GPU_ERR_BAD_LEN;
+	std::vector<dms_gpu_crc_range> list(r.count);
 	const uint64_t list_len = list.size() * sizeof(list[0]);
+	if (r.host + list_len < r.host)
+		return DMS_GPU_ERR_HOST_DMA;
 	sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
 	for (uint64_t done = 0; done < list_len;) {
 		const uint64_t n = std::min(kBurst, list_len - done);
-		if (!host_dma(tlm::TLM_READ_COMMAND, e.host + done,
-			      reinterpret_cast<uint8_t *>(list.data()) + done, n, delay))
+		if (!bus_dma(dma, false, r.host + done, reinterpret_cast<uint8_t *>(list.data()) + done,
+			     n, delay))
 			return DMS_GPU_ERR_HOST_DMA;
 		done += n;
 	}
+	if (!pause(e, job, timed_ ? delay : sc_core::SC_ZERO_TIME))
+		return kAborted;
 	// Check the whole list first: one job covers at most the device
 	// memory's size, so a guest cannot make one doorbell cost hours.
 	uint64_t total = 0;
-	for (const dms_gpu_crc_range &r : list) {
-		if (!r.len)
+	for (const dms_gpu_crc_range &range : list) {
+		if (!range.len)
 			return DMS_GPU_ERR_BAD_LEN;
-		if (!dev_range_ok(r.dev, r.len))
+		if (!dev_range_ok(range.dev, range.len))
 			return DMS_GPU_ERR_DEV_RANGE;
-		if (r.len > mem_size_ - total)
+		if (range.len > mem_size_ - total)
 			return DMS_GPU_ERR_BAD_LEN;
-		total += r.len;
+		total += range.len;
 	}
-	uint32_t crc = e.seed;
-	for (const dms_gpu_crc_range &r : list)
-		crc = crc32c_update(crc, mem_ + r.dev, r.len);
-	e.result = crc;
-	e.done_bytes = total;
-	c_.crc_bytes += total;
-	if (timed_)
-		sc_core::wait(delay + sc_core::sc_time(static_cast<double>(total) / kCrcBytesPerNs,
-						       sc_core::SC_NS));
+	uint32_t crc = r.seed;
+	for (const dms_gpu_crc_range &range : list) {
+		const unsigned err = crc_range(e, job, range.dev, range.len, crc);
+		if (err != DMS_GPU_ERR_NONE)
+			return err;
+	}
+	e.r.result = crc;
 	return DMS_GPU_ERR_NONE;
 }
 
@@ -346,6 +408,17 @@ void Gpu::mem_transport(tlm::tlm_generic_payload &gp, sc_core::sc_time &)
 		c_.p2p_out_bytes += len;
 	}
 	gp.set_response_status(tlm::TLM_OK_RESPONSE);
+}
+
+std::string Gpu::stats_json() const
+{
+	std::ostringstream o;
+	o << "{\"copy_jobs\": " << c_.copy_jobs << ", \"copy_to_host_bytes\": " << c_.copy_to_host_bytes
+	  << ", \"copy_to_dev_bytes\": " << c_.copy_to_dev_bytes << ", \"crc_jobs\": " << c_.crc_jobs
+	  << ", \"crc_bytes\": " << c_.crc_bytes << ", \"p2p_in_bytes\": " << c_.p2p_in_bytes
+	  << ", \"p2p_out_bytes\": " << c_.p2p_out_bytes << ", \"errors\": " << c_.errors
+	  << ", \"aborted_jobs\": " << c_.aborted_jobs << "}";
+	return o.str();
 }
 
 } // namespace devmemsim

@@ -2,17 +2,28 @@
 // The GPU-like device: registers, device memory (BAR2), a copy engine that
 // moves data between device memory and host memory through the PCIe
 // fabric, and a CRC32C engine over device memory.
+//
+// Each engine is a thread that takes one job per accepted doorbell. A job
+// works in bursts of at most kBurst bytes and yields to the kernel after
+// every burst (timed mode: for the burst's time; functional mode: for a
+// delta cycle), so the host's step budget cuts even a job over all device
+// memory into many steps. Every job, failed ones included, completes no
+// earlier than kJobLatencyNs after its doorbell, so a completion interrupt
+// that rings the doorbell again advances simulated time.
 #pragma once
 
 #include <cstdint>
 #include <functional>
+#include <string>
 #include <systemc>
 #include <tlm>
 #include <tlm_utils/simple_initiator_socket.h>
 #include <tlm_utils/simple_target_socket.h>
+#include <vector>
 
 #include "config.h"
 #include "regfile.h"
+#include "trace.h"
 
 namespace devmemsim
 {
@@ -26,11 +37,17 @@ struct GpuCounters {
 	uint64_t p2p_in_bytes = 0;  // peers' writes into device memory
 	uint64_t p2p_out_bytes = 0; // peers' reads from device memory
 	uint64_t errors = 0;
+	uint64_t aborted_jobs = 0; // stopped by a reset or a detach
 };
 
 class Gpu : public sc_core::sc_module, public RegFile
 {
 public:
+	// The engines' unit of work: one fabric transaction, one CRC chunk.
+	static constexpr uint64_t kBurst = 64 * 1024;
+	// Doorbell-to-completion time of the shortest job (datasheet).
+	static constexpr uint64_t kJobLatencyNs = 1000;
+
 	Gpu(sc_core::sc_module_name name, const NodeConfig &cfg);
 
 	tlm_utils::simple_initiator_socket<Gpu> dma;  // into the fabric
@@ -38,35 +55,63 @@ public:
 
 	uint64_t mem_size() const { return mem_size_; }
 	unsigned num_vectors() const { return 1; }
-	// Device memory: host RAM shared with QEMU (the BAR2 region).
+	// Device memory: host RAM shared with QEMU (the BAR2 region). NULL
+	// detaches it: jobs and peers touching it then fail.
 	void set_memory(uint8_t *mem) { mem_ = mem; }
 	void set_irq(std::function<void(unsigned)> fn) { irq_ = std::move(fn); }
+	void set_trace(const TraceSink *sink) { trace_.attach(sink); }
+	// Function-level reset: running and posted jobs stop without
+	// completing, every register returns to its reset value.
+	void reset();
 	const GpuCounters &counters() const { return c_; }
 	void reset_counters() { c_ = GpuCounters{}; }
+	// Counters as one JSON object (the "gpu" member in docs/stats.md).
+	std::string stats_json() const;
 
 protected:
 	uint32_t read32(uint32_t off) override;
 	void write32(uint32_t off, uint32_t val) override;
 
 private:
-	struct Engine {
+	// An engine's registers (their reset value is all zero).
+	struct Regs {
 		uint64_t dev = 0, host = 0, len = 0; // host: the CRC engine's gather list
 		uint32_t ctrl = 0, status = 0, seed = 0, result = 0;
 		uint32_t count = 0; // CRC gather-list entries; 0 = one range
 		uint64_t done_bytes = 0;
-		sc_core::sc_event go;
 	};
+	// A job: the registers latched at its doorbell.
+	struct Job {
+		Regs r;
+		uint64_t generation = 0;
+	};
+	struct Engine {
+		explicit Engine(const char *n) : name(n) {}
+		const char *name;
+		Regs r;
+		Job job;		 // posted by the doorbell
+		bool posted = false;	 // job waits for the engine thread
+		uint64_t generation = 0; // a reset bumps it: older jobs stop
+		sc_core::sc_event go, abort;
+	};
+
 	void copy_thread();
 	void crc_thread();
-	// One burst (at most kBurst bytes) to or from a host bus address through
-	// the fabric; false if the address is not reachable.
-	bool host_dma(tlm::tlm_command cmd, uint64_t addr, uint8_t *data, uint64_t n,
-		      sc_core::sc_time &delay);
-	// CRC over the gather list; returns the job's error code.
-	unsigned crc_gather(Engine &e);
+	// Wait for the engine's next posted job.
+	Job next_job(Engine &e);
+	// Yield for t (zero: a delta cycle); false if a reset aborted the job.
+	bool pause(Engine &e, const Job &job, const sc_core::sc_time &t);
+	// Job bodies: the job's error code, or kAborted.
+	unsigned run_copy(Engine &e, const Job &job);
+	unsigned run_crc(Engine &e, const Job &job);
+	unsigned crc_gather(Engine &e, const Job &job);
+	unsigned crc_range(Engine &e, const Job &job, uint64_t dev, uint64_t len, uint32_t &crc);
 	// Accept a doorbell: false (and BUSY error) if the engine runs.
 	bool ring(Engine &e);
-	void finish(Engine &e, unsigned irq_bit, unsigned err);
+	// End a job: after the minimum latency, set status and interrupt.
+	void complete(Engine &e, const Job &job, const sc_core::sc_time &start, unsigned irq_bit,
+		      unsigned err);
+	void error_irq(Engine &e, unsigned err);
 	void update_irq();
 	void mem_transport(tlm::tlm_generic_payload &gp, sc_core::sc_time &delay);
 	bool dev_range_ok(uint64_t off, uint64_t len) const;
@@ -75,8 +120,10 @@ private:
 	uint8_t *mem_ = nullptr;
 	bool timed_;
 	std::function<void(unsigned)> irq_;
+	Tracer trace_;
 	uint32_t irq_status_ = 0, irq_mask_ = 0;
-	Engine copy_, crc_;
+	Engine copy_{"copy"}, crc_{"crc"};
+	std::vector<uint8_t> copy_buf_;
 	GpuCounters c_;
 };
 

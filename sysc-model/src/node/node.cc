@@ -38,15 +38,10 @@ Node::~Node() = default;
 
 std::string Node::stats_json() const
 {
-	const GpuCounters &g = gpu.counters();
 	std::ostringstream o;
 	o << "{\"schema\": \"devmemsim-stats/1\", \"node\": " << cfg_.index
 	  << ", \"time_ns\": " << sim::now_ns() << ", \"pcie\": " << fabric.stats_json()
-	  << ", \"nic\": " << nic.stats_json() << ", \"gpu\": {\"copy_jobs\": " << g.copy_jobs
-	  << ", \"copy_to_host_bytes\": " << g.copy_to_host_bytes
-	  << ", \"copy_to_dev_bytes\": " << g.copy_to_dev_bytes << ", \"crc_jobs\": " << g.crc_jobs
-	  << ", \"crc_bytes\": " << g.crc_bytes << ", \"p2p_in_bytes\": " << g.p2p_in_bytes
-	  << ", \"p2p_out_bytes\": " << g.p2p_out_bytes << ", \"errors\": " << g.errors << "}}";
+	  << ", \"nic\": " << nic.stats_json() << ", \"gpu\": " << gpu.stats_json() << "}";
 	return o.str();
 }
 

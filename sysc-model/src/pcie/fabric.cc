@@ -48,6 +48,12 @@ void Fabric::set_window(unsigned port, uint64_t addr, uint64_t size)
 		win_[port] = {addr, size};
 }
 
+void Fabric::set_bus_master(unsigned port, bool on)
+{
+	if (port < kNumPorts)
+		bus_master_[port] = on;
+}
+
 int Fabric::window_of(uint64_t addr, uint64_t len) const
 {
 	for (unsigned p = 0; p < kNumPorts; p++) {
@@ -78,6 +84,12 @@ void Fabric::b_transport(int port, tlm::tlm_generic_payload &gp, sc_core::sc_tim
 	const unsigned p = static_cast<unsigned>(port);
 	if (p >= kNumPorts || !len) {
 		gp.set_response_status(tlm::TLM_GENERIC_ERROR_RESPONSE);
+		return;
+	}
+	if (!bus_master_[p]) {
+		// Nothing leaves the device: no link traffic, only the fault.
+		gp.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
+		c_.dma_faults++;
 		return;
 	}
 	const int target = window_of(addr, len);

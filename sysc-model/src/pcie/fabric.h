@@ -63,6 +63,10 @@ public:
 	// A BAR window a device exposes to P2P: [addr, addr+size) routes to
 	// that port's bar_mem socket at offset addr - base. size 0 unmaps.
 	void set_window(unsigned port, uint64_t addr, uint64_t size);
+	// The Bus Master Enable bit of a port's device (PCI command register).
+	// A device without it issues no request: the fabric refuses its DMA,
+	// P2P included, as a DMA fault. On until the host says otherwise.
+	void set_bus_master(unsigned port, bool on);
 
 	const FabricCounters &counters() const { return c_; }
 	void reset_counters() { c_ = FabricCounters{}; }
@@ -85,6 +89,7 @@ private:
 		uint64_t base = 0, size = 0;
 	};
 	std::array<Window, kNumPorts> win_{};
+	std::array<bool, kNumPorts> bus_master_{true, true};
 	FabricCounters c_;
 	std::string mode_;
 };

@@ -1,39 +1,65 @@
 // SPDX-License-Identifier: MIT
 #include "sim/kernel.h"
 
+#include <algorithm>
 #include <systemc>
 
 namespace devmemsim::sim
 {
 
-void step_to(uint64_t target_ns)
+namespace
+{
+
+uint64_t ps_per_ns()
+{
+	return sc_core::sc_time(1, sc_core::SC_NS).value();
+}
+
+} // namespace
+
+bool step_to(uint64_t target_ns, unsigned budget)
 {
 	using namespace sc_core;
 	// The first call ends elaboration and runs the initialization phase.
 	if (sc_get_status() == SC_ELABORATION)
 		sc_start(SC_ZERO_TIME);
-	// Work posted at the current time (a doorbell) runs in delta cycles.
-	while (sc_pending_activity_at_current_time())
-		sc_start(SC_ZERO_TIME);
-	uint64_t cur = now_ns();
-	if (target_ns > cur)
-		sc_start(sc_time(static_cast<double>(target_ns - cur), SC_NS));
+	const sc_time target(static_cast<double>(target_ns), SC_NS);
+	// sc_start(t) would run every delta cycle at every time up to t in one
+	// go, which a device re-notifying itself at one timestamp makes
+	// endless. So: one delta cycle, or one hop of time to the next event
+	// (which sc_start triggers at its end but leaves for the next delta
+	// cycle), per kernel step.
+	for (unsigned used = 0; used < budget; used++) {
+		if (sc_pending_activity_at_current_time()) {
+			sc_start(SC_ZERO_TIME);
+			continue;
+		}
+		const sc_time now = sc_time_stamp();
+		if (now >= target)
+			return true;
+		sc_time hop = target - now;
+		if (sc_pending_activity())
+			hop = std::min(hop, sc_time_to_pending_activity());
+		sc_start(hop);
+	}
+	return !sc_pending_activity_at_current_time() && sc_time_stamp() >= target;
 }
 
 uint64_t deadline_ns()
 {
-	if (sc_core::sc_get_status() == sc_core::SC_ELABORATION)
+	using namespace sc_core;
+	if (sc_get_status() == SC_ELABORATION)
 		return 0; // never run yet: step now to finish elaboration
-	if (!sc_core::sc_pending_activity())
+	if (!sc_pending_activity())
 		return UINT64_MAX;
-	sc_core::sc_time dt = sc_core::sc_time_to_pending_activity();
-	return now_ns() + static_cast<uint64_t>(dt / sc_core::sc_time(1, sc_core::SC_NS));
+	// Rounded up: a step at the rounded-down time would find nothing to do.
+	const uint64_t at = (sc_time_stamp() + sc_time_to_pending_activity()).value();
+	return (at + ps_per_ns() - 1) / ps_per_ns();
 }
 
 uint64_t now_ns()
 {
-	return static_cast<uint64_t>(sc_core::sc_time_stamp() /
-				     sc_core::sc_time(1, sc_core::SC_NS));
+	return sc_core::sc_time_stamp().value() / ps_per_ns();
 }
 
 } // namespace devmemsim::sim

@@ -7,11 +7,20 @@
 namespace devmemsim::sim
 {
 
-// Run the kernel up to now_ns of host time; earlier times are ignored.
-void step_to(uint64_t now_ns);
-// Absolute host time (ns) of the next pending activity, or UINT64_MAX.
+// Most kernel steps one step_to() call runs: one step is a delta cycle at
+// the current time or one advance of time to the next event. Whatever the
+// guest programs, a call returns after this much work, so the host's main
+// loop keeps running in between (devmemsim.h, "Time").
+constexpr unsigned kStepBudget = 1024;
+
+// Run the kernel toward now_ns of host time (earlier times are ignored),
+// for at most budget kernel steps. Returns false if it stopped early, with
+// work still pending at simulated time <= now_ns.
+bool step_to(uint64_t now_ns, unsigned budget = kStepBudget);
+// Absolute host time (ns, rounded up) of the next pending activity, or
+// UINT64_MAX. After a step that stopped early it is at most now_ns.
 uint64_t deadline_ns();
-// Current simulated time in ns.
+// Current simulated time in ns (rounded down).
 uint64_t now_ns();
 
 } // namespace devmemsim::sim

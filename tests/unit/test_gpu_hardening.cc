@@ -1,0 +1,207 @@
+// SPDX-License-Identifier: MIT
+// Regression tests for what a hostile guest or host could do to the GPU
+// model (issue 10): an interrupt that rings the doorbell again, a job over
+// all device memory, reset in the middle of a job, DMA without bus
+// mastering, and a host that goes away.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "devmemsim/devmemsim.h"
+#include "devmemsim/gpu_regs.h"
+#include "devmemsim/pci_ids.h"
+#include "fake_host.h"
+#include "gpu/crc32c.h"
+#include "gpu/gpu.h"
+#include "sim/kernel.h"
+
+namespace
+{
+
+using devmemsim::Gpu;
+
+class GpuHardening : public ::testing::Test
+{
+protected:
+	static void SetUpTestSuite()
+	{
+		std::string err;
+		node_ = fake_host::new_node("", &err);
+		ASSERT_NE(node_, nullptr) << err;
+		mem_ = new std::vector<uint8_t>(dms_gpu_mem_size(node_));
+		host_ = new fake_host::Host(4 << 20);
+		static const dms_dev_ops ops = {fake_host::Host::dma, irq, nullptr, nullptr};
+		dms_dev_attach(node_, DMS_DEV_GPU, &ops, host_);
+		dms_gpu_set_memory(node_, mem_->data());
+		dms_node_step(node_, 0);
+	}
+	void SetUp() override
+	{
+		ring_on_irq_ = false;
+		dms_gpu_reset(node_);
+		host_->irqs.clear();
+		wr(DMS_GPU_REG_IRQ_MASK, 0x7);
+		dms_node_reset_stats(node_);
+	}
+	// The MSI-X message, possibly aimed at the GPU's own copy doorbell as
+	// a guest may program it (a host that delivers it synchronously).
+	static void irq(void *opaque, unsigned v)
+	{
+		fake_host::Host::irq(opaque, v);
+		if (ring_on_irq_)
+			wr(DMS_GPU_REG_COPY_DOORBELL, 1);
+	}
+	static uint32_t rd(uint32_t off) { return uint32_t(dms_reg_read(node_, DMS_DEV_GPU, off, 4)); }
+	static void wr(uint32_t off, uint32_t v) { dms_reg_write(node_, DMS_DEV_GPU, off, v, 4); }
+	static void wr64(uint32_t off, uint64_t v) { dms_reg_write(node_, DMS_DEV_GPU, off, v, 8); }
+	static void step_to_deadline() { dms_node_step(node_, dms_node_deadline_ns(node_)); }
+	static void start_crc(uint64_t len)
+	{
+		wr(DMS_GPU_REG_CRC_LIST_COUNT, 0);
+		wr64(DMS_GPU_REG_CRC_DEV_LO, 0);
+		wr64(DMS_GPU_REG_CRC_LEN_LO, len);
+		wr(DMS_GPU_REG_CRC_SEED, 0xffffffff);
+		wr(DMS_GPU_REG_CRC_DOORBELL, 1);
+	}
+	static void copy(uint64_t dev, uint64_t host, uint64_t len, uint32_t dir)
+	{
+		wr64(DMS_GPU_REG_COPY_DEV_LO, dev);
+		wr64(DMS_GPU_REG_COPY_HOST_LO, host);
+		wr64(DMS_GPU_REG_COPY_LEN_LO, len);
+		wr(DMS_GPU_REG_COPY_CTRL, dir);
+		wr(DMS_GPU_REG_COPY_DOORBELL, 1);
+		fake_host::run_until_idle(node_, 100);
+	}
+	static std::string stats() { return dms_node_stats_json(node_); }
+	static dms_node *node_;
+	static std::vector<uint8_t> *mem_;
+	static fake_host::Host *host_;
+	static bool ring_on_irq_;
+};
+dms_node *GpuHardening::node_;
+std::vector<uint8_t> *GpuHardening::mem_;
+fake_host::Host *GpuHardening::host_;
+bool GpuHardening::ring_on_irq_;
+
+uint64_t now_ns(dms_node *node)
+{
+	std::string s = dms_node_stats_json(node);
+	return std::stoull(s.substr(s.find("\"time_ns\": ") + 11));
+}
+
+} // namespace
+
+// Issue 10 finding 2: a zero-length copy whose completion MSI rings the
+// copy doorbell again. Each job takes the minimum job latency, so a step
+// to a time T runs at most T / latency jobs and returns.
+TEST_F(GpuHardening, SelfRingingDoorbellAdvancesTime)
+{
+	wr64(DMS_GPU_REG_COPY_LEN_LO, 0);
+	ring_on_irq_ = true;
+	wr(DMS_GPU_REG_COPY_DOORBELL, 1);
+	const uint64_t start = now_ns(node_);
+	const uint64_t span = 100 * Gpu::kJobLatencyNs;
+	for (int i = 0; i < 1000 && now_ns(node_) < start + span; i++)
+		dms_node_step(node_, start + span);
+	ring_on_irq_ = false;
+	EXPECT_GE(now_ns(node_), start + span);
+	EXPECT_LE(host_->irqs.size(), 102u);
+	EXPECT_GE(host_->irqs.size(), 99u);
+	dms_gpu_reset(node_);
+	fake_host::run_until_idle(node_, 10);
+}
+
+// One doorbell over (almost) all device memory: the engine works in bursts,
+// and one step does at most the step budget's worth of them.
+TEST_F(GpuHardening, HugeJobRunsOverManySteps)
+{
+	const uint64_t len = mem_->size() / 2;
+	ASSERT_GT(len, uint64_t(devmemsim::sim::kStepBudget) * Gpu::kBurst);
+	for (size_t i = 0; i < mem_->size(); i += 4096)
+		(*mem_)[i] = uint8_t(i >> 12);
+	start_crc(len);
+	step_to_deadline();
+	EXPECT_EQ(rd(DMS_GPU_REG_CRC_STATUS), DMS_GPU_STATUS_BUSY);
+	std::string s = stats();
+	const uint64_t crc_bytes = std::stoull(s.substr(s.find("\"crc_bytes\": ") + 13));
+	EXPECT_GT(crc_bytes, 0u);
+	EXPECT_LE(crc_bytes, uint64_t(devmemsim::sim::kStepBudget) * Gpu::kBurst);
+	EXPECT_TRUE(host_->irqs.empty());
+	// Steps that stopped early leave the deadline at "now".
+	EXPECT_LE(dms_node_deadline_ns(node_), now_ns(node_));
+	fake_host::run_until_idle(node_, 1000);
+	EXPECT_EQ(rd(DMS_GPU_REG_CRC_STATUS), DMS_GPU_STATUS_DONE);
+	EXPECT_EQ(rd(DMS_GPU_REG_CRC_RESULT), devmemsim::crc32c_update(0xffffffff, mem_->data(), len));
+	EXPECT_EQ(host_->irqs.size(), 1u);
+}
+
+// Reset in the middle of a job: the job stops without completing, every
+// register is back at its reset value, and the engine takes new jobs.
+TEST_F(GpuHardening, ResetStopsJobsAndClearsRegisters)
+{
+	start_crc(mem_->size());
+	wr64(DMS_GPU_REG_COPY_HOST_LO, 0x1234000);
+	wr(DMS_GPU_REG_IRQ_STATUS, 0); // nothing pending yet
+	step_to_deadline();
+	ASSERT_EQ(rd(DMS_GPU_REG_CRC_STATUS), DMS_GPU_STATUS_BUSY);
+	dms_gpu_reset(node_);
+	for (uint32_t off : {DMS_GPU_REG_IRQ_STATUS, DMS_GPU_REG_IRQ_MASK, DMS_GPU_REG_CRC_STATUS,
+			     DMS_GPU_REG_CRC_LEN_LO, DMS_GPU_REG_CRC_SEED, DMS_GPU_REG_CRC_RESULT,
+			     DMS_GPU_REG_COPY_HOST_LO, DMS_GPU_REG_COPY_STATUS})
+		EXPECT_EQ(rd(off), 0u) << std::hex << off;
+	fake_host::run_until_idle(node_, 1000);
+	EXPECT_EQ(rd(DMS_GPU_REG_CRC_STATUS), 0u);
+	EXPECT_EQ(rd(DMS_GPU_REG_IRQ_STATUS), 0u);
+	EXPECT_TRUE(host_->irqs.empty());
+	EXPECT_NE(stats().find("\"aborted_jobs\": 1"), std::string::npos) << stats();
+	wr(DMS_GPU_REG_IRQ_MASK, 0x7);
+	start_crc(4096);
+	fake_host::run_until_idle(node_, 100);
+	EXPECT_EQ(rd(DMS_GPU_REG_CRC_STATUS), DMS_GPU_STATUS_DONE);
+	EXPECT_EQ(host_->irqs.size(), 1u);
+}
+
+// The fabric refuses DMA, peer-to-peer into a BAR included, from a device
+// whose Bus Master Enable bit is off.
+TEST_F(GpuHardening, NoDmaWithoutBusMaster)
+{
+	const uint64_t bar = 0x800000000;
+	dms_set_bar(node_, DMS_DEV_GPU, DMS_GPU_BAR_MEM, bar, mem_->size());
+	const uint32_t fault = DMS_GPU_STATUS_DONE | DMS_GPU_STATUS_ERROR |
+			       DMS_GPU_ERR_HOST_DMA << DMS_GPU_STATUS_ERR_SHIFT;
+	dms_set_bus_master(node_, DMS_DEV_GPU, 0);
+	for (uint64_t host : {fake_host::kRamBase, bar + 0x100000}) {
+		copy(0, host, 4096, DMS_GPU_COPY_TO_HOST);
+		EXPECT_EQ(rd(DMS_GPU_REG_COPY_STATUS), fault) << std::hex << host;
+	}
+	EXPECT_NE(stats().find("\"dma_faults\": 2"), std::string::npos) << stats();
+	EXPECT_NE(stats().find("\"p2p_in_bytes\": 0"), std::string::npos) << stats();
+	dms_set_bus_master(node_, DMS_DEV_GPU, 1);
+	copy(0, bar + 0x100000, 4096, DMS_GPU_COPY_TO_HOST);
+	EXPECT_EQ(rd(DMS_GPU_REG_COPY_STATUS), DMS_GPU_STATUS_DONE);
+	EXPECT_NE(stats().find("\"p2p_in_bytes\": 4096"), std::string::npos) << stats();
+	dms_set_bar(node_, DMS_DEV_GPU, DMS_GPU_BAR_MEM, 0, 0);
+}
+
+// After detach the model uses nothing the host gave it: no memory, no
+// callbacks, no window (runs last: the GPU stays detached).
+TEST_F(GpuHardening, ZDetachForgetsHost)
+{
+	dms_set_bar(node_, DMS_DEV_GPU, DMS_GPU_BAR_MEM, 0x800000000, mem_->size());
+	start_crc(mem_->size());
+	step_to_deadline();
+	dms_dev_detach(node_, DMS_DEV_GPU);
+	std::fill(mem_->begin(), mem_->end(), 0xa5); // as if QEMU freed it
+	fake_host::run_until_idle(node_, 1000);
+	EXPECT_TRUE(host_->irqs.empty());
+	wr(DMS_GPU_REG_IRQ_MASK, 0x7);
+	start_crc(4096);
+	copy(0, fake_host::kRamBase, 4096, DMS_GPU_COPY_TO_DEV);
+	fake_host::run_until_idle(node_, 100);
+	EXPECT_EQ(rd(DMS_GPU_REG_CRC_STATUS), DMS_GPU_STATUS_DONE | DMS_GPU_STATUS_ERROR |
+						      DMS_GPU_ERR_DEV_RANGE << DMS_GPU_STATUS_ERR_SHIFT);
+	EXPECT_TRUE(host_->irqs.empty());
+	EXPECT_TRUE(std::all_of(mem_->begin(), mem_->end(), [](uint8_t b) { return b == 0xa5; }));
+}
