@@ -37,11 +37,10 @@ DMS_STATIC_ASSERT(sizeof(struct dms_rx_buf) == 16, "dms_rx_buf is 16 bytes");
  * Placement: with header split on and a frame that splits (Ethernet,
  * optional 802.1Q tags, IPv4 with options or IPv6 without extension
  * headers, TCP with options or UDP, not a fragment, payload longer than
- * HDS_THRESH), the headers go to a header buffer and the payload to
- * payload buffers. A frame that does not split goes whole to a header
- * buffer if it fits there, else whole to payload buffers without
- * DMS_RX_F_SPLIT. With header split off, every frame goes to payload
- * buffers.
+ * HDS_THRESH, headers no longer than HBUF_SIZE), the headers go to a
+ * header buffer and the payload to payload buffers. A frame that does not split goes whole to a
+ * header buffer if it fits there, else whole to payload buffers without DMS_RX_F_SPLIT. With header
+ * split off, every frame goes to payload buffers.
  */
 struct dms_rx_cmpl {
 	dms_le16 flags;	   /* DMS_RX_F_* */

@@ -11,7 +11,7 @@
 #include "regs_common.h"
 
 #define DMS_NIC_ID_MAGIC 0x4e534d44 /* "DMSN" in memory order */
-#define DMS_NIC_VERSION 0x00010001  /* major 1, minor 1 */
+#define DMS_NIC_VERSION 0x00010002  /* major 1, minor 2 */
 
 /* Identity and capabilities (read only). */
 #define DMS_NIC_REG_ID 0x0000		/* DMS_NIC_ID_MAGIC */
@@ -39,7 +39,13 @@
 #define DMS_NIC_REG_TX_CTRL 0x0054     /* RW */
 #define DMS_NIC_TX_CSUM (1U << 0)      /* honour DMS_TX_F_CSUM */
 /* Interrupt moderation: minimum gap between two MSI-X of one queue. */
-#define DMS_NIC_REG_ITR_NS 0x0058 /* RW, nanoseconds */
+#define DMS_NIC_REG_ITR_NS 0x0058  /* RW, nanoseconds */
+#define DMS_NIC_ITR_MAX_NS 1000000 /* larger values read back as this */
+/*
+ * Whatever ITR_NS says, two interrupts of one queue are at least this far
+ * apart (the moderation timer's granularity, as in Intel's ice/i40e).
+ */
+#define DMS_NIC_ITR_MIN_GAP_NS 2000
 
 /* Admin interrupt (MSI-X vector 0): link changes. RW1C / RW. */
 #define DMS_NIC_REG_ADMIN_IRQ_STATUS 0x0060
@@ -90,7 +96,9 @@
 /*
  * Per queue pair q: registers at DMS_NIC_Q_BASE(q) + offset. Rings hold
  * 1 << RING_LOG2 entries (DMS_NIC_RING_LOG2_MIN..MAX); bases are aligned
- * to 64 bytes. Ring setup is latched when ENABLE goes from 0 to 1.
+ * to 64 bytes. Ring setup is latched when ENABLE goes from 0 to 1: setup
+ * registers written while the ring runs read back but only take effect at
+ * the next enable.
  * Producer/consumer indexes count entries modulo the ring size.
  */
 #define DMS_NIC_Q_STRIDE 0x100 /* bytes of registers per queue pair */
@@ -100,6 +108,8 @@
 
 #define DMS_NIC_RXQ_CTRL 0x00 /* RW */
 #define DMS_NIC_Q_ENABLE (1U << 0)
+/* RO: the last enable was refused (bad setup); cleared by an accepted one. */
+#define DMS_NIC_Q_CFG_ERR (1U << 1)
 #define DMS_NIC_RXQ_RING_LOG2 0x04    /* all three RX rings */
 #define DMS_NIC_RXQ_HBUF_BASE_LO 0x08 /* header buffer ring (host memory) */
 #define DMS_NIC_RXQ_HBUF_BASE_HI 0x0c

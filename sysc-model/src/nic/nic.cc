@@ -73,8 +73,12 @@ void Nic::set_link(bool up)
 		host_.irq(0);
 }
 
+// Everything the datasheet lists goes back to power-on state: settings,
+// tables, queues (with their latched setup and interrupt state), the RX
+// FIFO. Work in flight sees its queue's epoch change and is abandoned.
 void Nic::reset()
 {
+	trace_("reset");
 	mtu_ = 1500;
 	rx_ctrl_ = hds_thresh_ = tx_ctrl_ = itr_ns_ = 0;
 	admin_status_ = admin_mask_ = 0;
@@ -87,6 +91,7 @@ void Nic::reset()
 		q->rx_doorbell.notify(sc_core::SC_ZERO_TIME); // waiters see the queue off
 	}
 	rx_fifo_.clear();
+	delay_ = sc_core::SC_ZERO_TIME;
 	if (rx_refused_) {
 		rx_refused_ = false;
 		if (host_.rx_ready)
@@ -119,6 +124,23 @@ bool Nic::dma_rw(uint64_t addr, void *buf, size_t len, bool write)
 	return ok;
 }
 
+// Count work done at the current simulated time; past the limit, let
+// kWorkYieldNs pass so the step that runs this returns.
+void Nic::spend(WorkBudget &b, unsigned work, unsigned limit)
+{
+	if (sc_core::sc_time_stamp() != b.at) {
+		b.at = sc_core::sc_time_stamp();
+		b.done = 0;
+	}
+	b.done += work;
+	if (b.done < limit)
+		return;
+	trace_("work budget spent: yield %.0f ns", kWorkYieldNs);
+	sc_core::wait(sc_core::sc_time(kWorkYieldNs, sc_core::SC_NS));
+	b.at = sc_core::sc_time_stamp();
+	b.done = 0;
+}
+
 void Nic::settle()
 {
 	if (timed_ && delay_ > sc_core::SC_ZERO_TIME)
@@ -134,7 +156,8 @@ std::string Nic::stats_json() const
 	  << ", \"rx_no_buf\": " << c_.rx_no_buf << ", \"rx_dma_err\": " << c_.rx_dma_err
 	  << ", \"tx_frames\": " << c_.tx_frames << ", \"tx_bytes\": " << c_.tx_bytes
 	  << ", \"tx_desc_err\": " << c_.tx_desc_err << ", \"tx_dma_err\": " << c_.tx_dma_err
-	  << ", \"ring_err\": " << c_.ring_err << ", \"queues\": [";
+	  << ", \"ring_err\": " << c_.ring_err << ", \"rx_hdr_overflow\": " << c_.rx_hdr_overflow
+	  << ", \"queues\": [";
 	for (unsigned i = 0; i < nq_; i++)
 		o << (i ? ", " : "") << "{\"rx_frames\": " << q_[i]->rx_frames
 		  << ", \"rx_split\": " << q_[i]->rx_split

@@ -20,12 +20,14 @@
 #include <vector>
 
 #include "config.h"
+#include "devmemsim/devmemsim.h"
 #include "devmemsim/nic_desc.h"
 #include "devmemsim/nic_regs.h"
 #include "nic/parser.h"
 #include "nic/rtl_parser.h"
 #include "nic/steer.h"
 #include "regfile.h"
+#include "trace.h"
 
 namespace devmemsim
 {
@@ -35,6 +37,7 @@ struct NicCounters {
 	uint64_t rx_drop = 0, rx_no_buf = 0, rx_dma_err = 0;
 	uint64_t tx_frames = 0, tx_bytes = 0, tx_desc_err = 0, tx_dma_err = 0;
 	uint64_t ring_err = 0;
+	uint64_t rx_hdr_overflow = 0; // headers longer than the header buffer: not split
 };
 
 class Nic : public sc_core::sc_module, public RegFile
@@ -44,6 +47,12 @@ public:
 	static constexpr unsigned kMaxTxFrags = 18;
 	static constexpr unsigned kNtupleSize = 64;
 	static constexpr size_t kRxFifoFrames = 64;
+	// Work per activation of the RX and TX engines before they let
+	// simulated time pass (kWorkYieldNs), so one model step stays bounded
+	// whatever the rings hold.
+	static constexpr unsigned kRxBudget = 64; // frames
+	static constexpr unsigned kTxBudget = 64; // frames (each <= kMaxTxFrags descriptors)
+	static constexpr double kWorkYieldNs = 10;
 
 	Nic(sc_core::sc_module_name name, const NodeConfig &cfg);
 	~Nic() override;
@@ -62,6 +71,8 @@ public:
 		std::function<void()> rx_ready; // room again after a refusal
 	};
 	void set_host(Host h) { host_ = std::move(h); }
+	// Trace lines: doorbells, descriptors fetched, completions, drops.
+	void set_trace(const TraceSink *sink) { trace_.attach(sink); }
 	// A frame from the wire. false: no room now; rx_ready() will say when.
 	bool receive(const uint8_t *frame, size_t len);
 	void set_link(bool up);
@@ -88,28 +99,37 @@ private:
 	uint32_t queue_read(const Queue &q, uint32_t off) const;
 	void queue_write(unsigned qi, uint32_t off, uint32_t val);
 	void ntuple_write(uint32_t off, uint32_t val);
-	void rx_enable(Queue &q, bool on);
-	void tx_enable(Queue &q, bool on);
-	void doorbell(Queue &q, uint32_t off, uint32_t val);
+	void rx_enable(unsigned qi, bool on);
+	void tx_enable(unsigned qi, bool on);
+	void doorbell(unsigned qi, uint32_t off, uint32_t val);
 
 	// Receive (nic_rx.cc).
 	void rx_thread();
 	bool rx_frame(const std::vector<uint8_t> &frame);
 	unsigned select_queue(const Parsed &p, uint32_t *hash, bool *hashed);
 	void rx_classify(RxFrame &f);
+	void rx_place(RxFrame &f);
 	bool rx_wait_for_room(RxFrame &f);
-	bool rx_fetch_buffers(Queue &q, RxFrame &f);
-	bool rx_write_data(Queue &q, RxFrame &f);
-	size_t rx_pay_bytes(const Queue &q, const RxFrame &f, uint32_t i) const;
+	bool rx_alive(const RxFrame &f, const char *step);
+	bool rx_fetch_buffers(RxFrame &f);
+	bool rx_write_data(RxFrame &f);
+	size_t rx_pay_bytes(const RxFrame &f, uint32_t i) const;
 	uint16_t rx_flags(const RxFrame &f) const;
-	void rx_complete(Queue &q, const RxFrame &f, bool ok);
+	bool rx_complete(Queue &q, const RxFrame &f, bool ok);
 
 	// Transmit (nic_tx.cc).
 	void tx_thread();
 	bool tx_frame(unsigned qi);
-	TxChain tx_gather(const Queue &q, std::vector<dms_tx_desc> &d);
+	TxChain tx_gather(unsigned qi, std::vector<dms_tx_desc> &d);
 	bool tx_read_frame(const std::vector<dms_tx_desc> &d, std::vector<uint8_t> &frame);
-	void tx_complete(Queue &q, uint16_t tag, bool bad);
+	bool tx_send(unsigned qi, std::vector<uint8_t> &frame, bool csum);
+	void tx_complete(unsigned qi, uint16_t tag, bool bad);
+	// Frames handled at one simulated time by the RX or TX engine.
+	struct WorkBudget {
+		sc_core::sc_time at;
+		unsigned done = 0;
+	};
+	void spend(WorkBudget &b, unsigned work, unsigned limit);
 
 	// Interrupts (nic_irq.cc).
 	void admin_write(uint32_t off, uint32_t val);
@@ -145,6 +165,7 @@ private:
 	// nic.parser = "rtl": the verilated parser
 	std::unique_ptr<RtlParser> rtl_;
 	NicCounters c_;
+	Tracer trace_{DMS_DEV_NIC};
 
 	void no_memory(tlm::tlm_generic_payload &gp, sc_core::sc_time &delay);
 };

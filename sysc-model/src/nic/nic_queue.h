@@ -25,14 +25,22 @@ struct Nic::Queue {
 	// Doorbells: the driver's producer and consumer indexes.
 	uint32_t hbuf_tail = 0, pbuf_tail = 0, rcmpl_head = 0;
 	uint32_t tx_tail = 0, tcmpl_head = 0;
-	// Device side, set when the ring is enabled.
+	// Device side. The setup is latched from regs when a ring is enabled;
+	// the datapath only uses the latched copy, so register writes while the
+	// ring runs cannot change work in flight.
 	bool rx_on = false, tx_on = false;
+	bool rx_refused = false, tx_refused = false; // last enable was refused
+	QueueSetup rx_cfg, tx_cfg;
 	uint32_t rx_size = 0, tx_size = 0;
 	uint32_t hbuf_head = 0, pbuf_head = 0, rcmpl_tail = 0;
 	uint32_t tx_head = 0, tcmpl_tail = 0;
 	bool rx_phase = true, tx_phase = true;
+	// Bumped whenever a ring is enabled, disabled or reset: work started
+	// under an older epoch is abandoned after any host callback.
+	uint64_t rx_epoch = 0, tx_epoch = 0;
 	// Interrupt.
 	bool armed = false;
+	bool fired = false; // last_irq is valid
 	sc_core::sc_time last_irq;
 	sc_core::sc_event irq_ev, rx_doorbell;
 	// Statistics.
@@ -53,18 +61,34 @@ struct Nic::Queue {
 	{
 		return tx_size ? tx_size - 1 - used(tcmpl_tail, tcmpl_head, tx_size) : 0;
 	}
+	void rx_stop()
+	{
+		rx_on = false;
+		rx_size = 0;
+		rx_cfg = QueueSetup{};
+		rx_epoch++;
+	}
+	void tx_stop()
+	{
+		tx_on = false;
+		tx_size = 0;
+		tx_cfg = QueueSetup{};
+		tx_epoch++;
+	}
 	// Back to power-on state; the events stay (processes wait on them).
 	void clear()
 	{
 		regs = QueueSetup{};
 		hbuf_tail = pbuf_tail = rcmpl_head = 0;
 		tx_tail = tcmpl_head = 0;
-		rx_on = tx_on = false;
-		rx_size = tx_size = 0;
+		rx_stop();
+		tx_stop();
+		rx_refused = tx_refused = false;
 		hbuf_head = pbuf_head = rcmpl_tail = tx_head = tcmpl_tail = 0;
 		rx_phase = tx_phase = true;
-		armed = false;
+		armed = fired = false;
 		last_irq = sc_core::SC_ZERO_TIME;
+		irq_ev.cancel();
 	}
 	bool completions_pending() const
 	{

@@ -165,7 +165,7 @@ uint32_t Nic::queue_read(const Queue &q, uint32_t off) const
 		return read_queue_reg(*r, q.regs);
 	switch (off) {
 	case DMS_NIC_RXQ_CTRL:
-		return q.rx_on ? DMS_NIC_Q_ENABLE : 0;
+		return (q.rx_on ? DMS_NIC_Q_ENABLE : 0) | (q.rx_refused ? DMS_NIC_Q_CFG_ERR : 0);
 	case DMS_NIC_RXQ_HBUF_TAIL:
 		return q.hbuf_tail;
 	case DMS_NIC_RXQ_PBUF_TAIL:
@@ -173,7 +173,7 @@ uint32_t Nic::queue_read(const Queue &q, uint32_t off) const
 	case DMS_NIC_RXQ_CMPL_HEAD:
 		return q.rcmpl_head;
 	case DMS_NIC_TXQ_CTRL:
-		return q.tx_on ? DMS_NIC_Q_ENABLE : 0;
+		return (q.tx_on ? DMS_NIC_Q_ENABLE : 0) | (q.tx_refused ? DMS_NIC_Q_CFG_ERR : 0);
 	case DMS_NIC_TXQ_TAIL:
 		return q.tx_tail;
 	case DMS_NIC_TXQ_CMPL_HEAD:
@@ -226,7 +226,7 @@ void Nic::write32(uint32_t off, uint32_t val)
 		tx_ctrl_ = val & DMS_NIC_TX_CSUM;
 		break;
 	case DMS_NIC_REG_ITR_NS:
-		itr_ns_ = std::min<uint32_t>(val, 1000000);
+		itr_ns_ = std::min<uint32_t>(val, DMS_NIC_ITR_MAX_NS);
 		break;
 	case DMS_NIC_REG_ADMIN_IRQ_STATUS:
 	case DMS_NIC_REG_ADMIN_IRQ_MASK:
@@ -289,17 +289,17 @@ void Nic::queue_write(unsigned qi, uint32_t off, uint32_t val)
 		return write_queue_reg(*r, q.regs, val);
 	switch (off) {
 	case DMS_NIC_RXQ_CTRL:
-		rx_enable(q, val & DMS_NIC_Q_ENABLE);
+		rx_enable(qi, val & DMS_NIC_Q_ENABLE);
 		break;
 	case DMS_NIC_TXQ_CTRL:
-		tx_enable(q, val & DMS_NIC_Q_ENABLE);
+		tx_enable(qi, val & DMS_NIC_Q_ENABLE);
 		break;
 	case DMS_NIC_RXQ_HBUF_TAIL:
 	case DMS_NIC_RXQ_PBUF_TAIL:
 	case DMS_NIC_RXQ_CMPL_HEAD:
 	case DMS_NIC_TXQ_TAIL:
 	case DMS_NIC_TXQ_CMPL_HEAD:
-		doorbell(q, off, val);
+		doorbell(qi, off, val);
 		break;
 	case DMS_NIC_Q_IRQ_ARM:
 		if (val & 1)
@@ -310,52 +310,85 @@ void Nic::queue_write(unsigned qi, uint32_t off, uint32_t val)
 	}
 }
 
-void Nic::rx_enable(Queue &q, bool on)
+// RX ring setup the device accepts: ring size, bases, buffer sizes.
+static bool rx_setup_ok(const QueueSetup &s)
 {
-	const QueueSetup &s = q.regs;
-	if (on && !q.rx_on) {
-		if (!ring_ok(s.rx_log2, {s.hbuf_base, s.pbuf_base, s.rcmpl_base}) ||
-		    s.hbuf_size < DMS_NIC_HBUF_SIZE_MIN || s.hbuf_size > DMS_NIC_HBUF_SIZE_MAX ||
-		    s.pbuf_size < DMS_NIC_PBUF_SIZE_MIN || s.pbuf_size > DMS_NIC_PBUF_SIZE_MAX) {
-			c_.ring_err++;
-			return;
-		}
-		q.rx_size = 1u << s.rx_log2;
+	return ring_ok(s.rx_log2, {s.hbuf_base, s.pbuf_base, s.rcmpl_base}) &&
+	       s.hbuf_size >= DMS_NIC_HBUF_SIZE_MIN && s.hbuf_size <= DMS_NIC_HBUF_SIZE_MAX &&
+	       s.pbuf_size >= DMS_NIC_PBUF_SIZE_MIN && s.pbuf_size <= DMS_NIC_PBUF_SIZE_MAX;
+}
+
+// Enable latches the setup (0 -> 1 only); a bad setup is refused, counted,
+// and reported in RXQ_CTRL's CFG_ERR until the next accepted enable.
+void Nic::rx_enable(unsigned qi, bool on)
+{
+	Queue &q = *q_[qi];
+	if (on == q.rx_on)
+		return;
+	if (!on) {
+		q.rx_stop();
+		trace_("rxq%u disabled", qi);
+	} else if (!rx_setup_ok(q.regs)) {
+		q.rx_refused = true;
+		c_.ring_err++;
+		trace_("rxq%u enable refused: bad ring or buffer size", qi);
+		return;
+	} else {
+		q.rx_cfg = q.regs;
+		q.rx_size = 1u << q.rx_cfg.rx_log2;
 		q.hbuf_head = q.pbuf_head = q.rcmpl_tail = 0;
 		q.hbuf_tail = q.pbuf_tail = q.rcmpl_head = 0;
 		q.rx_phase = true;
+		q.rx_refused = false;
+		q.rx_on = true;
+		q.rx_epoch++;
+		trace_("rxq%u enabled: %u entries, hbuf %u, pbuf %u", qi, q.rx_size,
+		       q.rx_cfg.hbuf_size, q.rx_cfg.pbuf_size);
 	}
-	q.rx_on = on;
 	q.rx_doorbell.notify(sc_core::SC_ZERO_TIME);
 }
 
-void Nic::tx_enable(Queue &q, bool on)
+void Nic::tx_enable(unsigned qi, bool on)
 {
-	const QueueSetup &s = q.regs;
-	if (on && !q.tx_on) {
-		if (!ring_ok(s.tx_log2, {s.tdesc_base, s.tcmpl_base})) {
-			c_.ring_err++;
-			return;
-		}
-		q.tx_size = 1u << s.tx_log2;
-		q.tx_head = q.tx_tail = q.tcmpl_tail = q.tcmpl_head = 0;
-		q.tx_phase = true;
+	Queue &q = *q_[qi];
+	if (on == q.tx_on)
+		return;
+	if (!on) {
+		q.tx_stop();
+		trace_("txq%u disabled", qi);
+		return;
 	}
-	q.tx_on = on;
+	if (!ring_ok(q.regs.tx_log2, {q.regs.tdesc_base, q.regs.tcmpl_base})) {
+		q.tx_refused = true;
+		c_.ring_err++;
+		trace_("txq%u enable refused: bad ring", qi);
+		return;
+	}
+	q.tx_cfg = q.regs;
+	q.tx_size = 1u << q.tx_cfg.tx_log2;
+	q.tx_head = q.tx_tail = q.tcmpl_tail = q.tcmpl_head = 0;
+	q.tx_phase = true;
+	q.tx_refused = false;
+	q.tx_on = true;
+	q.tx_epoch++;
+	trace_("txq%u enabled: %u entries", qi, q.tx_size);
 }
 
 // A producer or consumer index of an enabled ring. One at or beyond the
 // ring size is a driver bug: counted and ignored.
-void Nic::doorbell(Queue &q, uint32_t off, uint32_t val)
+void Nic::doorbell(unsigned qi, uint32_t off, uint32_t val)
 {
+	Queue &q = *q_[qi];
 	const bool rx = off < DMS_NIC_TXQ_CTRL;
 	const uint32_t size = rx ? q.rx_size : q.tx_size;
 	if (!(rx ? q.rx_on : q.tx_on))
 		return;
 	if (!size || val >= size) {
 		c_.ring_err++;
+		trace_("q%u doorbell 0x%02x = %u: beyond the ring, ignored", qi, off, val);
 		return;
 	}
+	trace_("q%u doorbell 0x%02x = %u", qi, off, val);
 	switch (off) {
 	case DMS_NIC_RXQ_HBUF_TAIL:
 		q.hbuf_tail = val;

@@ -21,6 +21,11 @@ struct Nic::RxFrame {
 	uint32_t hash = 0;
 	bool hashed = false;
 	unsigned qi = 0;
+	// The queue's setup and epoch when the frame got its room: every
+	// length below is checked against this setup.
+	QueueSetup cfg;
+	uint32_t ring = 0;
+	uint64_t epoch = 0;
 	bool split = false;
 	size_t hdr_len = 0, pay_len = 0;
 	uint32_t nh = 0, np = 0; // header and payload buffers it takes
@@ -81,9 +86,11 @@ unsigned Nic::select_queue(const Parsed &p, uint32_t *hash, bool *hashed)
 
 void Nic::rx_thread()
 {
+	WorkBudget budget;
 	for (;;) {
 		while (rx_fifo_.empty())
 			sc_core::wait(rx_ev_);
+		spend(budget, 1, kRxBudget);
 		std::vector<uint8_t> frame = std::move(rx_fifo_.front());
 		rx_fifo_.pop_front();
 		if (timed_)
@@ -99,23 +106,34 @@ void Nic::rx_thread()
 	}
 }
 
-// Place one frame; false if it was dropped (queue off, too long, or it can
-// never fit the ring).
+// Place one frame; false if it was dropped (queue off or reset under it,
+// too long, or it can never fit the ring).
 bool Nic::rx_frame(const std::vector<uint8_t> &frame)
 {
-	if (frame.size() < 14 || frame.size() > mtu_ + kL2Overhead)
+	if (frame.size() < 14 || frame.size() > mtu_ + kL2Overhead) {
+		trace_("rx drop: %zu-byte frame, MTU %u", frame.size(), mtu_);
 		return false;
+	}
 	RxFrame f(frame);
 	rx_classify(f);
 	if (!rx_wait_for_room(f))
 		return false;
 	Queue &q = *q_[f.qi];
-	bool ok = rx_fetch_buffers(q, f);
+	bool ok = rx_fetch_buffers(f);
+	if (!rx_alive(f, "descriptor fetch"))
+		return false;
+	q.hbuf_head = (q.hbuf_head + f.nh) % f.ring;
+	q.pbuf_head = (q.pbuf_head + f.np) % f.ring;
 	if (ok)
-		ok = rx_write_data(q, f);
-	if (!ok)
+		ok = rx_write_data(f);
+	if (!rx_alive(f, "data write"))
+		return false;
+	if (!ok) {
 		c_.rx_dma_err++;
-	rx_complete(q, f, ok);
+		trace_("rxq%u drop: buffer DMA fault", f.qi);
+	}
+	if (!rx_complete(q, f, ok))
+		return false;
 	signal(f.qi);
 	if (!ok)
 		return true; // lost to a DMA fault: counted as rx_dma_err, not a drop
@@ -129,19 +147,49 @@ bool Nic::rx_frame(const std::vector<uint8_t> &frame)
 	return true;
 }
 
-// Parse, steer, and decide whether the headers split from the payload.
+// After a host callback (DMA): false, with a trace, if the frame's queue
+// was disabled, re-enabled or reset meanwhile.
+bool Nic::rx_alive(const RxFrame &f, const char *step)
+{
+	const Queue &q = *q_[f.qi];
+	if (q.rx_on && q.rx_epoch == f.epoch)
+		return true;
+	trace_("rxq%u drop: queue stopped during %s", f.qi, step);
+	return false;
+}
+
+// Parse and steer.
 void Nic::rx_classify(RxFrame &f)
 {
 	f.p = rtl_ ? rtl_->parse(f.data.data(), f.len()) : parse_frame(f.data.data(), f.len());
 	f.qi = select_queue(f.p, &f.hash, &f.hashed);
-	f.hdr_len = 0;
-	f.pay_len = f.len();
-	if ((rx_ctrl_ & DMS_NIC_RX_HDR_SPLIT) && f.p.split_off &&
-	    f.len() - f.p.split_off > hds_thresh_) {
-		f.split = true;
+}
+
+// Where the frame goes with the queue's latched setup: split if it splits
+// and its headers fit a header buffer; else whole to a header buffer if it
+// fits there, else whole to payload buffers.
+void Nic::rx_place(RxFrame &f)
+{
+	const bool hds = rx_ctrl_ & DMS_NIC_RX_HDR_SPLIT;
+	f.split = hds && f.p.split_off && f.len() - f.p.split_off > hds_thresh_;
+	if (f.split && f.p.split_off > f.cfg.hbuf_size) {
+		f.split = false; // like a header-buffer overflow on real NICs
+		c_.rx_hdr_overflow++;
+		trace_("rxq%u: %zu header bytes exceed the %u-byte header buffer, not split", f.qi,
+		       size_t(f.p.split_off), f.cfg.hbuf_size);
+	}
+	if (f.split) {
 		f.hdr_len = f.p.split_off;
 		f.pay_len = f.len() - f.p.split_off;
+	} else if (hds && f.len() <= f.cfg.hbuf_size) {
+		f.hdr_len = f.len();
+		f.pay_len = 0;
+	} else {
+		f.hdr_len = 0;
+		f.pay_len = f.len();
 	}
+	f.nh = f.hdr_len ? 1 : 0;
+	f.np = static_cast<uint32_t>((f.pay_len + f.cfg.pbuf_size - 1) / f.cfg.pbuf_size);
 }
 
 // Wait for buffers and completion slots; false if the queue goes away or
@@ -149,65 +197,72 @@ void Nic::rx_classify(RxFrame &f)
 bool Nic::rx_wait_for_room(RxFrame &f)
 {
 	Queue &q = *q_[f.qi];
-	const bool hds = rx_ctrl_ & DMS_NIC_RX_HDR_SPLIT;
 	bool waited = false;
 	for (;;) {
-		if (!q.rx_on || !q.rx_size)
+		if (!q.rx_on) {
+			trace_("rxq%u drop: queue off", f.qi);
 			return false;
-		if (!f.split && hds && f.len() <= q.regs.hbuf_size) {
-			f.hdr_len = f.len(); // the whole frame fits in a header buffer
-			f.pay_len = 0;
 		}
-		f.nh = f.hdr_len ? 1 : 0;
-		f.np = static_cast<uint32_t>((f.pay_len + q.regs.pbuf_size - 1) / q.regs.pbuf_size);
-		if (f.np >= q.rx_size || f.completions() >= q.rx_size)
-			return false; // can never fit this ring
+		// Latched at enable and validated there: sizes are never 0.
+		f.cfg = q.rx_cfg;
+		f.ring = q.rx_size;
+		f.epoch = q.rx_epoch;
+		rx_place(f);
+		if (f.np >= f.ring || f.completions() >= f.ring) {
+			trace_("rxq%u drop: %zu-byte frame needs %u buffers, ring of %u", f.qi,
+			       f.len(), f.np, f.ring);
+			return false;
+		}
 		if (q.hbufs() >= f.nh && q.pbufs() >= f.np && q.rcmpl_free() >= f.completions())
 			return true;
-		if (!waited)
+		if (!waited) {
 			c_.rx_no_buf++;
+			trace_("rxq%u waits: no buffer or completion slot", f.qi);
+		}
 		waited = true;
 		sc_core::wait(q.rx_doorbell);
 	}
 }
 
-// Read the buffer descriptors the frame takes and consume them.
-bool Nic::rx_fetch_buffers(Queue &q, RxFrame &f)
+// Read the buffer descriptors the frame takes (the caller consumes them).
+bool Nic::rx_fetch_buffers(RxFrame &f)
 {
+	const Queue &q = *q_[f.qi];
 	bool ok = true;
 	f.pb.resize(f.np);
 	if (f.nh)
-		ok &= dma_rw(q.regs.hbuf_base + sizeof(dms_rx_buf) * q.hbuf_head, &f.hb,
+		ok &= dma_rw(f.cfg.hbuf_base + sizeof(dms_rx_buf) * q.hbuf_head, &f.hb,
 			     sizeof(f.hb), false);
 	for (uint32_t i = 0; i < f.np; i++)
-		ok &= dma_rw(q.regs.pbuf_base +
-				     sizeof(dms_rx_buf) * ((q.pbuf_head + i) % q.rx_size),
+		ok &= dma_rw(f.cfg.pbuf_base + sizeof(dms_rx_buf) * ((q.pbuf_head + i) % f.ring),
 			     &f.pb[i], sizeof(f.pb[i]), false);
-	q.hbuf_head = (q.hbuf_head + f.nh) % q.rx_size;
-	q.pbuf_head = (q.pbuf_head + f.np) % q.rx_size;
+	trace_("rxq%u fetched %u header and %u payload buffers%s", f.qi, f.nh, f.np,
+	       ok ? "" : " (DMA fault)");
 	return ok;
 }
 
-// Bytes of payload buffer i (payload buffers fill from offset 0).
-size_t Nic::rx_pay_bytes(const Queue &q, const RxFrame &f, uint32_t i) const
+// Bytes of payload buffer i (payload buffers fill from offset 0); never
+// more than the buffer holds.
+size_t Nic::rx_pay_bytes(const RxFrame &f, uint32_t i) const
 {
-	size_t off = f.hdr_len + size_t(i) * q.regs.pbuf_size;
-	return std::min<size_t>(q.regs.pbuf_size, f.len() - off);
+	size_t off = f.hdr_len + size_t(i) * f.cfg.pbuf_size;
+	return std::min<size_t>(f.cfg.pbuf_size, f.len() - off);
 }
 
-bool Nic::rx_write_data(Queue &q, RxFrame &f)
+bool Nic::rx_write_data(RxFrame &f)
 {
 	auto *bytes = const_cast<uint8_t *>(f.data.data());
+	if (f.hdr_len > f.cfg.hbuf_size)
+		return false; // rx_place never asks for this
 	if (f.nh && !dma_rw(f.hb.addr, bytes, f.hdr_len, true))
 		return false;
 	for (uint32_t i = 0; i < f.np; i++) {
-		size_t off = f.hdr_len + size_t(i) * q.regs.pbuf_size;
-		if (!dma_rw(f.pb[i].addr, bytes + off, rx_pay_bytes(q, f, i), true))
+		size_t off = f.hdr_len + size_t(i) * f.cfg.pbuf_size;
+		if (!dma_rw(f.pb[i].addr, bytes + off, rx_pay_bytes(f, i), true))
 			return false;
 	}
 	return true;
 }
-
 // The first completion's flags beyond SOP/EOP: split, RSS and checksum.
 uint16_t Nic::rx_flags(const RxFrame &f) const
 {
@@ -223,7 +278,7 @@ uint16_t Nic::rx_flags(const RxFrame &f) const
 
 // Completions: one per payload buffer, or one for a header-only frame. A
 // frame lost to a DMA fault gets one SOP|EOP|ERR completion per buffer.
-void Nic::rx_complete(Queue &q, const RxFrame &f, bool ok)
+bool Nic::rx_complete(Queue &q, const RxFrame &f, bool ok)
 {
 	const uint16_t flags = ok ? rx_flags(f) : 0;
 	const uint16_t info = ok ? rx_info(f.p) : 0;
@@ -249,15 +304,19 @@ void Nic::rx_complete(Queue &q, const RxFrame &f, bool ok)
 		if (i < f.np) {
 			fl |= DMS_RX_F_PAY;
 			c.pbuf_id = f.pb[i].id;
-			c.pay_len = ok ? static_cast<uint32_t>(rx_pay_bytes(q, f, i)) : 0;
+			c.pay_len = ok ? static_cast<uint32_t>(rx_pay_bytes(f, i)) : 0;
 		}
 		c.flags = fl;
-		dma_rw(q.regs.rcmpl_base + sizeof(c) * q.rcmpl_tail, &c, sizeof(c), true);
-		if (++q.rcmpl_tail == q.rx_size) {
+		dma_rw(f.cfg.rcmpl_base + sizeof(c) * q.rcmpl_tail, &c, sizeof(c), true);
+		if (!rx_alive(f, "completion write"))
+			return false;
+		trace_("rxq%u completion %u flags 0x%x", f.qi, q.rcmpl_tail, fl);
+		if (++q.rcmpl_tail == f.ring) {
 			q.rcmpl_tail = 0;
 			q.rx_phase = !q.rx_phase;
 		}
 	}
+	return true;
 }
 
 } // namespace devmemsim
