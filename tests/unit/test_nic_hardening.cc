@@ -291,3 +291,37 @@ TEST_F(NicHardening, HugeRingOfBadDescriptorsIsBoundedPerStep)
 	EXPECT_LE(max_dma, 3u * (64 + dms_nic_num_queues(node_)));
 	EXPECT_EQ(host_->sent.size(), 0u);
 }
+
+// Issue 10: reset clears everything the datasheet lists (settings, tables,
+// queue setup and its latched copy, CFG_ERR, interrupt state).
+TEST_F(NicHardening, ResetClearsWhatTheDatasheetLists)
+{
+	wr(DMS_NIC_REG_ITR_NS, 5000);
+	wr(DMS_NIC_REG_ADMIN_IRQ_MASK, DMS_NIC_ADMIN_IRQ_LINK);
+	wr(DMS_NIC_REG_RSS_KEY(3), 0x12345678);
+	wr(DMS_NIC_REG_RSS_INDIR(5), 2);
+	wr(DMS_NIC_REG_MTU, 9000);
+	enable_rx(256);
+	qw(DMS_NIC_TXQ_RING_LOG2, 30);
+	qw(DMS_NIC_TXQ_CTRL, DMS_NIC_Q_ENABLE); // refused: CFG_ERR
+	ASSERT_EQ(rd(DMS_NIC_Q_BASE(0) + DMS_NIC_TXQ_CTRL), DMS_NIC_Q_CFG_ERR);
+	wr(DMS_NIC_REG_CTRL, DMS_NIC_CTRL_RESET);
+	run();
+	EXPECT_EQ(rd(DMS_NIC_REG_ITR_NS), 0u);
+	EXPECT_EQ(rd(DMS_NIC_REG_ADMIN_IRQ_MASK), 0u);
+	EXPECT_EQ(rd(DMS_NIC_REG_RSS_KEY(3)), 0u);
+	EXPECT_EQ(rd(DMS_NIC_REG_RSS_INDIR(5)), 0u);
+	EXPECT_EQ(rd(DMS_NIC_REG_MTU), 1500u);
+	const uint32_t q0 = DMS_NIC_Q_BASE(0);
+	for (uint32_t off : {DMS_NIC_RXQ_CTRL, DMS_NIC_RXQ_RING_LOG2, DMS_NIC_RXQ_HBUF_BASE_LO,
+			     DMS_NIC_RXQ_PBUF_SIZE, DMS_NIC_RXQ_HBUF_TAIL, DMS_NIC_TXQ_CTRL,
+			     DMS_NIC_TXQ_RING_LOG2})
+		EXPECT_EQ(rd(q0 + off), 0u) << "queue register 0x" << std::hex << off;
+	// A frame after reset finds the queue off: dropped, nothing written.
+	frames::Spec s;
+	std::vector<uint8_t> f = frames::build(s);
+	ASSERT_EQ(dms_nic_receive(node_, f.data(), f.size()), 1);
+	run();
+	EXPECT_EQ(rx_cmpl(0).flags, 0);
+	EXPECT_TRUE(host_->irqs.empty());
+}
