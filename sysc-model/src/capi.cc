@@ -84,6 +84,10 @@ dms_node *dms_node_new(const char *config_path, char *err, size_t errlen)
 			const dms_node::Host &h =
 				raw->host[port == devmemsim::pcie::kNic ? DMS_DEV_NIC
 									: DMS_DEV_GPU];
+			if (raw->node->faults.dma_error(port == devmemsim::pcie::kNic
+								? devmemsim::kFaultNic
+								: devmemsim::kFaultGpu))
+				return false;
 			return h.ops.dma && h.ops.dma(h.opaque, addr, buf, len, is_write) == 0;
 		});
 		return n.release();
@@ -135,14 +139,27 @@ void dms_dev_attach(dms_node *node, enum dms_dev dev, const struct dms_dev_ops *
 		return;
 	node->host[dev] = {*ops, opaque};
 	dms_node::Host *h = &node->host[dev];
+	// MSIs and sent frames pass the fault injector (node/faults.h).
+	devmemsim::Faults *faults = &node->node->faults;
+	const unsigned fdev = dev == DMS_DEV_NIC ? devmemsim::kFaultNic : devmemsim::kFaultGpu;
+	if (ops->irq)
+		faults->set_irq_sink(fdev, [h](unsigned v) {
+			// A late MSI may come due after dms_dev_detach().
+			if (h->ops.irq)
+				h->ops.irq(h->opaque, v);
+		});
 	if (dev == DMS_DEV_GPU && ops->irq) {
-		node->node->gpu.set_irq([h](unsigned v) { h->ops.irq(h->opaque, v); });
+		node->node->gpu.set_irq(
+			[faults](unsigned v) { faults->irq(devmemsim::kFaultGpu, v); });
 	} else if (dev == DMS_DEV_NIC) {
 		devmemsim::Nic::Host nh;
 		if (ops->irq)
-			nh.irq = [h](unsigned v) { h->ops.irq(h->opaque, v); };
+			nh.irq = [faults](unsigned v) { faults->irq(devmemsim::kFaultNic, v); };
 		if (ops->send)
-			nh.send = [h](const uint8_t *f, size_t n) { h->ops.send(h->opaque, f, n); };
+			nh.send = [h, faults](const uint8_t *f, size_t n) {
+				if (const uint8_t *out = faults->tx_frame(f, n))
+					h->ops.send(h->opaque, out, n);
+			};
 		if (ops->rx_ready)
 			nh.rx_ready = [h] { h->ops.rx_ready(h->opaque); };
 		node->node->nic.set_host(std::move(nh));
@@ -205,14 +222,30 @@ void dms_node_reset_stats(dms_node *node)
 	node->node->reset_counters();
 }
 
+int dms_node_set_faults(dms_node *node, const char *settings, char *err, size_t errlen)
+{
+	try {
+		node->node->faults.configure(
+			devmemsim::parse_fault_settings(settings ? settings : ""));
+		return 0;
+	} catch (const std::exception &e) {
+		set_err(err, errlen, e.what());
+	}
+	return -1;
+}
+
 int dms_nic_receive(dms_node *node, const uint8_t *frame, size_t len)
 {
-	return node->node->nic.receive(frame, len) ? 1 : 0;
+	devmemsim::Nic &nic = node->node->nic;
+	return node->node->faults.rx_frame(
+		       frame, len, [&nic](const uint8_t *f, size_t n) { return nic.receive(f, n); })
+		       ? 1
+		       : 0;
 }
 
 void dms_nic_set_link(dms_node *node, int up)
 {
-	node->node->nic.set_link(up != 0);
+	node->node->faults.set_host_link(up != 0);
 }
 
 void dms_nic_reset(dms_node *node)

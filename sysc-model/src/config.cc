@@ -3,6 +3,8 @@
 
 #include <cctype>
 #include <functional>
+#include <iomanip>
+#include <optional>
 #include <sstream>
 
 #define TOML_EXCEPTIONS 1
@@ -78,9 +80,9 @@ uint64_t get_size(const toml::node &n, const std::string &where, const std::stri
 	return num << shift;
 }
 
-const std::vector<Key> &schema()
+std::vector<Key> base_keys()
 {
-	static const std::vector<Key> keys = {
+	return {
 		{"node.mode", "\"functional\" (no delays) or \"timed\"",
 		 [](NodeConfig &c, const toml::node &n, const std::string &w) {
 			 auto v = n.value_exact<std::string>();
@@ -166,6 +168,110 @@ const std::vector<Key> &schema()
 				 get_int(n, w, "pcie.hop_latency_ns", 0, 100000));
 		 }},
 	};
+}
+
+// A fraction 0..1: a float, or the integers 0 and 1.
+double get_rate(const toml::node &n, const std::string &where, const std::string &key)
+{
+	std::optional<double> v = n.value_exact<double>();
+	if (!v)
+		if (auto i = n.value_exact<int64_t>())
+			v = static_cast<double>(*i);
+	if (!v)
+		fail(where, key, "expected a rate such as 0.01");
+	if (!(*v >= 0 && *v <= 1))
+		fail(where, key, std::to_string(*v) + " is not a rate between 0 and 1");
+	return *v;
+}
+
+// A [faults] key: its setter writes one field of FaultConfig.
+Key rate_key(const char *path, const char *help, double FaultConfig::*field)
+{
+	return {path, help,
+		[path, field](NodeConfig &c, const toml::node &n, const std::string &w) {
+			c.faults.*field = get_rate(n, w, path);
+		}};
+}
+
+Key count_key(const char *path, const char *help, uint64_t FaultConfig::*field)
+{
+	return {path, help,
+		[path, field](NodeConfig &c, const toml::node &n, const std::string &w) {
+			c.faults.*field = static_cast<uint64_t>(get_int(n, w, path, 0, INT64_MAX));
+		}};
+}
+
+// Per-device keys (an array member of FaultConfig indexed by FaultDev).
+using DevRates = double[kFaultDevs];
+Key dev_rate_key(const char *path, const char *help, DevRates FaultConfig::*field, unsigned dev)
+{
+	return {path, help,
+		[path, field, dev](NodeConfig &c, const toml::node &n, const std::string &w) {
+			(c.faults.*field)[dev] = get_rate(n, w, path);
+		}};
+}
+
+Key dev_nth_key(const char *path, const char *help, unsigned dev)
+{
+	return {path, help, [path, dev](NodeConfig &c, const toml::node &n, const std::string &w) {
+			c.faults.dma_error_nth[dev] =
+				static_cast<uint64_t>(get_int(n, w, path, 0, INT64_MAX));
+		}};
+}
+
+std::vector<Key> fault_keys()
+{
+	using F = FaultConfig;
+	return {
+		count_key("faults.seed", "seed of the fault decisions", &F::seed),
+		rate_key("faults.rx_drop_rate", "fraction of received frames lost",
+			 &F::rx_drop_rate),
+		rate_key("faults.rx_corrupt_rate", "fraction of received frames with a bit flipped",
+			 &F::rx_corrupt_rate),
+		rate_key("faults.tx_drop_rate", "fraction of sent frames lost", &F::tx_drop_rate),
+		rate_key("faults.tx_corrupt_rate", "fraction of sent frames with a bit flipped",
+			 &F::tx_corrupt_rate),
+		dev_rate_key("faults.nic_dma_error_rate",
+			     "fraction of NIC host DMA accesses that fail", &F::dma_error_rate,
+			     kFaultNic),
+		dev_nth_key("faults.nic_dma_error_nth", "the one NIC host DMA access that fails",
+			    kFaultNic),
+		dev_rate_key("faults.gpu_dma_error_rate",
+			     "fraction of GPU host DMA accesses that fail", &F::dma_error_rate,
+			     kFaultGpu),
+		dev_nth_key("faults.gpu_dma_error_nth", "the one GPU host DMA access that fails",
+			    kFaultGpu),
+		count_key("faults.link_down_after_ns", "time to the first link-down",
+			  &F::link_down_after_ns),
+		count_key("faults.link_down_ns", "how long the link stays down (0: never)",
+			  &F::link_down_ns),
+		count_key("faults.link_flap_period_ns",
+			  "link-down repeats with this period (0: once)", &F::link_flap_period_ns),
+		dev_rate_key("faults.nic_msi_drop_rate", "fraction of the NIC's MSIs lost",
+			     &F::msi_drop_rate, kFaultNic),
+		dev_rate_key("faults.gpu_msi_drop_rate", "fraction of the GPU's MSIs lost",
+			     &F::msi_drop_rate, kFaultGpu),
+		dev_rate_key("faults.nic_msi_delay_rate",
+			     "fraction of the NIC's MSIs delivered late", &F::msi_delay_rate,
+			     kFaultNic),
+		dev_rate_key("faults.gpu_msi_delay_rate",
+			     "fraction of the GPU's MSIs delivered late", &F::msi_delay_rate,
+			     kFaultGpu),
+		count_key("faults.msi_delay_ns", "how late a delayed MSI arrives",
+			  &F::msi_delay_ns),
+		rate_key("faults.gpu_engine_error_rate", "fraction of GPU engine jobs that fail",
+			 &F::gpu_engine_error_rate),
+	};
+}
+
+const std::vector<Key> &schema()
+{
+	static const std::vector<Key> keys = [] {
+		std::vector<Key> k = base_keys();
+		for (Key &f : fault_keys())
+			k.push_back(std::move(f));
+		return k;
+	}();
 	return keys;
 }
 
@@ -253,7 +359,56 @@ NodeConfig load_config(const std::string &path, const std::vector<std::string> &
 	if (const char *why = pcie::check(cfg.link))
 		throw ConfigError((path.empty() ? std::string("configuration") : path) +
 				  ": pcie: " + why);
+	if (const char *why = check(cfg.faults))
+		throw ConfigError((path.empty() ? std::string("configuration") : path) + ": " +
+				  why);
 	return cfg;
+}
+
+FaultConfig parse_fault_settings(const std::string &settings)
+{
+	NodeConfig cfg;
+	std::istringstream in(settings);
+	std::string item;
+	while (in >> item) {
+		std::istringstream parts(item);
+		std::string kv;
+		while (std::getline(parts, kv, ',')) {
+			if (kv.empty())
+				continue;
+			std::string where = "faults setting \"" + kv + "\"";
+			size_t eq = kv.find('=');
+			if (eq == std::string::npos || eq == 0)
+				throw ConfigError(where + ": expected KEY=VALUE");
+			std::string key = kv.substr(0, eq);
+			if (key.rfind("faults.", 0) != 0)
+				key = "faults." + key;
+			const Key *k = find_key(key);
+			if (!k)
+				fail(where, key, "unknown key");
+			toml::table t;
+			try {
+				t = toml::parse("v = " + kv.substr(eq + 1));
+			} catch (const toml::parse_error &) {
+				fail(where, key, "expected a number");
+			}
+			k->set(cfg, *t.get("v"), where);
+		}
+	}
+	if (const char *why = check(cfg.faults))
+		throw ConfigError(std::string("faults setting: ") + why);
+	return cfg.faults;
+}
+
+// A double as the shortest text that reads back as the same value.
+static std::string exact(double v)
+{
+	for (int digits = 6;; digits++) {
+		std::ostringstream o;
+		o << std::setprecision(digits) << v;
+		if (std::stod(o.str()) == v || digits == 17)
+			return o.str();
+	}
 }
 
 std::string to_toml(const NodeConfig &cfg)
@@ -277,6 +432,26 @@ std::string to_toml(const NodeConfig &cfg)
 	  << "rcb = " << cfg.link.rcb << "\n"
 	  << "acs_redirect = " << (cfg.acs_redirect ? "true" : "false") << "\n"
 	  << "hop_latency_ns = " << cfg.hop_latency_ns << "\n";
+	const FaultConfig &f = cfg.faults;
+	o << "\n[faults]\n"
+	  << "seed = " << f.seed << "\n"
+	  << "rx_drop_rate = " << exact(f.rx_drop_rate) << "\n"
+	  << "rx_corrupt_rate = " << exact(f.rx_corrupt_rate) << "\n"
+	  << "tx_drop_rate = " << exact(f.tx_drop_rate) << "\n"
+	  << "tx_corrupt_rate = " << exact(f.tx_corrupt_rate) << "\n"
+	  << "nic_dma_error_rate = " << exact(f.dma_error_rate[kFaultNic]) << "\n"
+	  << "nic_dma_error_nth = " << f.dma_error_nth[kFaultNic] << "\n"
+	  << "gpu_dma_error_rate = " << exact(f.dma_error_rate[kFaultGpu]) << "\n"
+	  << "gpu_dma_error_nth = " << f.dma_error_nth[kFaultGpu] << "\n"
+	  << "link_down_after_ns = " << f.link_down_after_ns << "\n"
+	  << "link_down_ns = " << f.link_down_ns << "\n"
+	  << "link_flap_period_ns = " << f.link_flap_period_ns << "\n"
+	  << "nic_msi_drop_rate = " << exact(f.msi_drop_rate[kFaultNic]) << "\n"
+	  << "gpu_msi_drop_rate = " << exact(f.msi_drop_rate[kFaultGpu]) << "\n"
+	  << "nic_msi_delay_rate = " << exact(f.msi_delay_rate[kFaultNic]) << "\n"
+	  << "gpu_msi_delay_rate = " << exact(f.msi_delay_rate[kFaultGpu]) << "\n"
+	  << "msi_delay_ns = " << f.msi_delay_ns << "\n"
+	  << "gpu_engine_error_rate = " << exact(f.gpu_engine_error_rate) << "\n";
 	return o.str();
 }
 

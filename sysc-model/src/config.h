@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "node/faults.h"
 #include "pcie/link.h"
 
 namespace devmemsim
@@ -35,12 +36,19 @@ struct NodeConfig {
 	// nic.parser, nic.parser_clock_mhz (the RTL parser's clock)
 	NicParser nic_parser = NicParser::Behavioural;
 	unsigned nic_parser_clock_mhz = 500;
+	FaultConfig faults; // [faults]: fault injection, all off by default
 };
 
 // Read path (empty: defaults only), then apply overrides, each "key=value"
 // with a dotted key and a TOML value (bare words are taken as strings).
 // Unknown keys, wrong types and out-of-range values throw ConfigError.
 NodeConfig load_config(const std::string &path, const std::vector<std::string> &overrides = {});
+
+// Fault settings given at run time: "key=value" pairs separated by commas
+// or blanks, keys of the [faults] table with or without the "faults."
+// prefix. Keys not given take their defaults (off); "" turns every fault
+// off. Throws ConfigError naming the key and the problem.
+FaultConfig parse_fault_settings(const std::string &settings);
 
 // The configuration as TOML that load_config reads back unchanged.
 std::string to_toml(const NodeConfig &cfg);

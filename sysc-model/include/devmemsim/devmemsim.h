@@ -132,6 +132,16 @@ const char *dms_node_stats_json(dms_node *node);
 void dms_node_reset_stats(dms_node *node);
 
 /*
+ * Replace the node's fault injection settings (the [faults] table of
+ * configs/node/default.toml) at run time: "key=value" pairs separated by
+ * commas or blanks; keys not given are off, "" turns every fault off.
+ * Returns 0, or -1 with a one-line message in err (errlen bytes) and the
+ * settings unchanged.
+ */
+int dms_node_set_faults(dms_node *node, const char *settings, char *err,
+			size_t errlen);
+
+/*
  * The model's own trace: while fn is set, every device hands it one line
  * per event (doorbells, jobs, descriptors, completions, drops and their
  * reasons); dev says which device. NULL turns tracing off, which then

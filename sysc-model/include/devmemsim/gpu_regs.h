@@ -45,6 +45,7 @@
 #define DMS_GPU_ERR_HOST_DMA 2 /* host address not reachable (DMA fault) */
 #define DMS_GPU_ERR_BUSY 3 /* doorbell while busy */
 #define DMS_GPU_ERR_BAD_LEN 4 /* zero length, or a bad CRC_LIST_COUNT */
+#define DMS_GPU_ERR_ENGINE 5 /* internal engine fault (fault injection) */
 
 /*
  * Copy engine: moves LEN bytes between device memory (DEV: an offset in

@@ -240,6 +240,8 @@ void Gpu::complete(Engine &e, const Job &job, const sc_core::sc_time &start, uns
 		trace_("%s job aborted by reset", e.name);
 		return;
 	}
+	if (!err && engine_fault_ && engine_fault_())
+		err = DMS_GPU_ERR_ENGINE; // fault injection (node/faults.h)
 	e.r.status = DMS_GPU_STATUS_DONE;
 	irq_status_ |= irq_bit;
 	trace_("%s job done: %llu bytes, error %u", e.name,

@@ -59,6 +59,8 @@ public:
 	// detaches it: jobs and peers touching it then fail.
 	void set_memory(uint8_t *mem) { mem_ = mem; }
 	void set_irq(std::function<void(unsigned)> fn) { irq_ = std::move(fn); }
+	// Fault injection: asked as a job would succeed; true fails it.
+	void set_engine_fault(std::function<bool()> fn) { engine_fault_ = std::move(fn); }
 	void set_trace(const TraceSink *sink) { trace_.attach(sink); }
 	// Function-level reset: running and posted jobs stop without
 	// completing, every register returns to its reset value.
@@ -120,6 +122,7 @@ private:
 	uint8_t *mem_ = nullptr;
 	bool timed_;
 	std::function<void(unsigned)> irq_;
+	std::function<bool()> engine_fault_;
 	Tracer trace_;
 	uint32_t irq_status_ = 0, irq_mask_ = 0;
 	Engine copy_{"copy"}, crc_{"crc"};

@@ -25,13 +25,15 @@ bool claim_process()
 
 Node::Node(sc_core::sc_module_name name, const NodeConfig &cfg)
     : sc_core::sc_module((claim_process(), name)), fabric("fabric", cfg), nic("nic", cfg),
-      gpu("gpu", cfg), cfg_(cfg)
+      gpu("gpu", cfg), faults("faults", cfg.faults), cfg_(cfg)
 {
 	// Fabric ports in pcie::Port order.
 	nic.dma.bind(fabric.dma);
 	gpu.dma.bind(fabric.dma);
 	fabric.bar_mem[pcie::kNic].bind(nic.bar_mem);
 	fabric.bar_mem[pcie::kGpu].bind(gpu.bar_mem);
+	faults.set_link_sink([this](bool up) { nic.set_link(up); });
+	gpu.set_engine_fault([this] { return faults.gpu_engine_error(); });
 }
 
 Node::~Node() = default;
@@ -41,7 +43,8 @@ std::string Node::stats_json() const
 	std::ostringstream o;
 	o << "{\"schema\": \"devmemsim-stats/1\", \"node\": " << cfg_.index
 	  << ", \"time_ns\": " << sim::now_ns() << ", \"pcie\": " << fabric.stats_json()
-	  << ", \"nic\": " << nic.stats_json() << ", \"gpu\": " << gpu.stats_json() << "}";
+	  << ", \"nic\": " << nic.stats_json() << ", \"gpu\": " << gpu.stats_json()
+	  << ", \"faults\": " << faults.stats_json() << "}";
 	return o.str();
 }
 
@@ -50,6 +53,7 @@ void Node::reset_counters()
 	fabric.reset_counters();
 	nic.reset_counters();
 	gpu.reset_counters();
+	faults.reset_counters();
 }
 
 } // namespace devmemsim

@@ -9,6 +9,7 @@
 #include "config.h"
 #include "gpu/gpu.h"
 #include "nic/nic.h"
+#include "node/faults.h"
 #include "pcie/fabric.h"
 
 namespace devmemsim
@@ -26,6 +27,7 @@ public:
 	pcie::Fabric fabric;
 	Nic nic;
 	Gpu gpu;
+	Faults faults; // between the devices and their host (capi.cc)
 
 	// Counters of the whole node as one JSON object (docs/stats.md).
 	std::string stats_json() const;
