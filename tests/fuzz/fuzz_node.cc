@@ -1,0 +1,478 @@
+// SPDX-License-Identifier: MIT
+// libFuzzer target over the whole node (NIC, GPU, fabric, SystemC kernel)
+// through libdevmemsim's C ABI, under ASan/UBSan: the input is a sequence
+// of guest, wire and host actions (fuzz_ops.h) played against the fake
+// host of fuzz_host.h; after every action the node must hold together
+// (check()). One node per process: DMS_FUZZ_MODE=functional|timed picks the
+// simulation mode; each input starts from reset devices and a clean
+// machine, and simulated time only moves forward. docs/fuzzing.md.
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <string>
+#include <unistd.h>
+#include <vector>
+
+#include "devmemsim/devmemsim.h"
+#include "devmemsim/gpu_regs.h"
+#include "devmemsim/nic_desc.h"
+#include "devmemsim/nic_regs.h"
+#include "frames.h"
+#include "fuzz_host.h"
+#include "fuzz_ops.h"
+#include "fuzz_seeds.h"
+
+using namespace fuzz;
+
+namespace
+{
+
+Host *g_host;
+unsigned g_queues;
+bool g_trace;	       // DMS_FUZZ_TRACE=1: the operations of an input on stderr
+bool g_link_went_down; // in this input
+
+const char *const kOpNames[kOpCount] = {
+	"reg-write", "reg-read",   "ram-write", "queue-setup", "rx-post", "tx-post",
+	"wire-raw",  "wire-frame", "msix",	"step",	       "link",	  "nic-reset",
+	"stats",     "gpu-job",	   "crc-list",	"bars",	       "peer"};
+
+// Queue q's rings and buffers in RAM (RxPost/TxPost/QueueSetup): one MiB
+// each, rings of up to 256 entries.
+struct Layout {
+	uint64_t hring, pring, rcmpl, tdesc, tcmpl, hdata, pdata, tdata;
+};
+Layout layout(unsigned q)
+{
+	const uint64_t b = kRamBase + (q % 4) * 0x100000ull;
+	return {b,	    b + 0x1000, b + 0x2000,  b + 0x4000,
+		b + 0x5000, b + 0x8000, b + 0x20000, b + 0xc0000};
+}
+struct QueueState {
+	unsigned log2 = 4, hbuf = 256, pbuf = 4096, htail = 0, ptail = 0, ttail = 0;
+	// Set up by kQueueSetup and its buffer rings written by kRxPost only
+	// since: the harness knows every RX buffer it gave the queue.
+	bool known = false;
+};
+QueueState g_q[4];
+constexpr unsigned kHdrSlots = 64;
+uint64_t payload_slots(unsigned q)
+{
+	return (layout(q).tdata - layout(q).pdata) / g_q[q].pbuf;
+}
+
+// No byte outside the buffer the guest gave: a NIC write into a known
+// queue's header or payload buffer area stays inside one buffer.
+void check_in_one_buffer(uint64_t addr, uint64_t len, uint64_t area, uint64_t size, uint64_t n)
+{
+	if (addr + len <= area || addr >= area + size * n)
+		return;
+	if (addr < area || (addr - area) / size != (addr + len - 1 - area) / size)
+		fail("NIC wrote [%#llx, +%llu) across the end of an RX buffer", addr, len);
+}
+void check_nic_ram_write(uint64_t addr, uint64_t len)
+{
+	for (unsigned q = 0; q < g_queues && q < 4; q++) {
+		if (!g_q[q].known || !len)
+			continue;
+		const Layout l = layout(q);
+		check_in_one_buffer(addr, len, l.hdata, g_q[q].hbuf, kHdrSlots);
+		check_in_one_buffer(addr, len, l.pdata, g_q[q].pbuf, payload_slots(q));
+	}
+}
+// Raw writes the harness cannot follow end what it knows of a queue.
+void forget_queues(dms_dev dev, uint64_t off, unsigned size)
+{
+	for (unsigned q = 0; q < 4; q++)
+		if (dev == DMS_DEV_NIC && off + size > DMS_NIC_Q_BASE(q) + DMS_NIC_RXQ_CTRL &&
+		    off < DMS_NIC_Q_BASE(q) + DMS_NIC_RXQ_CTRL + 4)
+			g_q[q].known = false;
+}
+
+uint64_t address(Target t, uint64_t off, uint64_t raw)
+{
+	switch (t % kTargetCount) {
+	case kToRam:
+		return kRamBase + off % kRamSize;
+	case kToGpuMem:
+		return kGpuMemBar + off % (kGpuMemSize + 64);
+	case kToNicRegs:
+		return kNicRegsBar + off % DMS_NIC_REGS_SIZE;
+	case kToGpuRegs:
+		return kGpuRegsBar + off % DMS_GPU_REGS_SIZE;
+	case kToApic:
+		return kMsiBase + (off & 0xff000);
+	default:
+		return raw;
+	}
+}
+
+void nic_wr(unsigned q, uint32_t off, uint32_t v)
+{
+	dms_reg_write(g_host->node(), DMS_DEV_NIC, DMS_NIC_Q_BASE(q) + off, v, 4);
+}
+
+// A plausible frame from 5 spec bytes (frames::build).
+std::vector<uint8_t> build_frame(Reader &r)
+{
+	frames::Spec s;
+	const uint8_t a = r.u8(), b = r.u8();
+	s.vlans = a % 3;
+	s.ipv6 = a & 4;
+	s.proto = (a & 0x18) == 0 ? 17 : (a & 0x18) == 8 ? uint8_t(r.u8()) : 6;
+	s.ip_options = s.ipv6 ? 0 : 4 * ((a >> 5) * 10 / 7); // up to 40 bytes
+	s.tcp_options = 4 * (b % 11);
+	s.frag = (b & 0x80) ? uint16_t(0x2000 | b) : 0;
+	s.payload = r.u16() % 9100;
+	s.sport = uint16_t(1000 + (b & 7));
+	s.dport = uint16_t(80 + (a & 3));
+	return frames::build(s);
+}
+
+void op_reg_write(Reader &r)
+{
+	const dms_dev dev = dms_dev(r.u8() & 1);
+	const uint64_t off = r.u16();
+	const unsigned size = 1u << (r.u8() % 4);
+	const uint64_t val = r.u(8);
+	if (g_trace)
+		std::fprintf(stderr, "  %s +%#llx = %#llx (%u bytes)\n", dev ? "gpu" : "nic",
+			     (unsigned long long)off, (unsigned long long)val, size);
+	forget_queues(dev, off, size); // RXQ_CTRL: the queue may latch other settings
+	dms_reg_write(g_host->node(), dev, off, val, size);
+}
+
+void op_ram_write(Reader &r)
+{
+	const uint64_t off = r.u32() % kRamSize;
+	std::vector<uint8_t> b = r.bytes(r.u16() % 512);
+	for (unsigned q = 0; q < 4; q++)
+		if (off < layout(q).rcmpl - kRamBase && off + b.size() > layout(q).hring - kRamBase)
+			g_q[q].known = false; // buffer rings rewritten
+	std::copy_n(b.begin(), std::min<size_t>(b.size(), kRamSize - off), g_host->ram() + off);
+}
+
+void op_queue_setup(Reader &r)
+{
+	const unsigned q = r.u8() % g_queues;
+	QueueState &s = g_q[q % 4];
+	s = QueueState{};
+	s.log2 = 4 + r.u8() % 5;
+	s.hbuf = 64u << (r.u8() % 4);
+	s.pbuf = 512u << (r.u8() % 4);
+	const uint8_t en = r.u8();
+	const Layout l = layout(q);
+	s.known = true;
+	// Disable, write, enable: the setup is latched at enable.
+	nic_wr(q, DMS_NIC_RXQ_CTRL, 0);
+	nic_wr(q, DMS_NIC_TXQ_CTRL, 0);
+	nic_wr(q, DMS_NIC_RXQ_RING_LOG2, s.log2);
+	nic_wr(q, DMS_NIC_RXQ_HBUF_BASE_LO, uint32_t(l.hring));
+	nic_wr(q, DMS_NIC_RXQ_PBUF_BASE_LO, uint32_t(l.pring));
+	nic_wr(q, DMS_NIC_RXQ_CMPL_BASE_LO, uint32_t(l.rcmpl));
+	nic_wr(q, DMS_NIC_RXQ_HBUF_SIZE, s.hbuf);
+	nic_wr(q, DMS_NIC_RXQ_PBUF_SIZE, s.pbuf);
+	nic_wr(q, DMS_NIC_RXQ_CTRL, en & 1);
+	nic_wr(q, DMS_NIC_TXQ_RING_LOG2, s.log2);
+	nic_wr(q, DMS_NIC_TXQ_DESC_BASE_LO, uint32_t(l.tdesc));
+	nic_wr(q, DMS_NIC_TXQ_CMPL_BASE_LO, uint32_t(l.tcmpl));
+	nic_wr(q, DMS_NIC_TXQ_CTRL, (en >> 1) & 1);
+	nic_wr(q, DMS_NIC_Q_IRQ_ARM, (en >> 2) & 1);
+	if (en & 8) {
+		dms_reg_write(g_host->node(), DMS_DEV_NIC, DMS_NIC_REG_RX_CTRL, en >> 4, 4);
+		dms_reg_write(g_host->node(), DMS_DEV_NIC, DMS_NIC_REG_TX_CTRL, 1, 4);
+	}
+}
+
+void op_rx_post(Reader &r)
+{
+	const unsigned q = r.u8() % g_queues;
+	QueueState &s = g_q[q % 4];
+	const unsigned n = r.u8() % (1u << s.log2), mask = (1u << s.log2) - 1;
+	const Layout l = layout(q);
+	for (unsigned i = 0; i < n; i++, s.htail++, s.ptail++) {
+		const unsigned h = s.htail & mask, p = s.ptail & mask;
+		dms_rx_buf hb{l.hdata + (h % kHdrSlots) * uint64_t(s.hbuf), uint16_t(h), {}};
+		dms_rx_buf pb{l.pdata + (p % payload_slots(q)) * uint64_t(s.pbuf), uint16_t(p), {}};
+		std::memcpy(g_host->ram() + (l.hring + 16 * h - kRamBase), &hb, 16);
+		std::memcpy(g_host->ram() + (l.pring + 16 * p - kRamBase), &pb, 16);
+	}
+	nic_wr(q, DMS_NIC_RXQ_HBUF_TAIL, s.htail & mask);
+	nic_wr(q, DMS_NIC_RXQ_PBUF_TAIL, s.ptail & mask);
+}
+
+// A frame cut into frags descriptors at the queue's TX tail.
+void op_tx_post(Reader &r)
+{
+	const unsigned q = r.u8() % g_queues;
+	QueueState &s = g_q[q % 4];
+	const std::vector<uint8_t> f = build_frame(r);
+	const unsigned frags = 1 + r.u8() % 20, flags = r.u8(), mask = (1u << s.log2) - 1;
+	const Layout l = layout(q);
+	const size_t n = std::min<size_t>(f.size(), 0x30000);
+	std::memcpy(g_host->ram() + (l.tdata - kRamBase), f.data(), n);
+	for (unsigned i = 0; i < frags; i++, s.ttail++) {
+		const size_t from = n * i / frags, to = n * (i + 1) / frags;
+		dms_tx_desc d{};
+		d.addr = l.tdata + from;
+		d.len = uint32_t(to - from);
+		d.flags = uint16_t((i == 0 ? DMS_TX_F_SOP | (flags & DMS_TX_F_CSUM) : 0) |
+				   (i + 1 == frags ? DMS_TX_F_EOP : 0));
+		if (flags & 0x80)
+			d.flags = uint16_t(flags & 7);
+		d.tag = uint16_t(s.ttail);
+		std::memcpy(g_host->ram() + (l.tdesc + 16 * (s.ttail & mask) - kRamBase), &d, 16);
+	}
+	nic_wr(q, DMS_NIC_TXQ_TAIL, s.ttail & mask);
+}
+
+void op_wire(Reader &r, bool raw)
+{
+	std::vector<uint8_t> f;
+	if (raw) {
+		f = r.bytes(r.u16() % 9200);
+	} else {
+		f = build_frame(r);
+		const uint16_t at = r.u16();
+		const uint8_t how = r.u8(), val = r.u8();
+		if (how & 1 && !f.empty())
+			f[at % f.size()] ^= val;
+		if (how & 2)
+			f.resize(at % (f.size() + 1));
+	}
+	g_host->offer(f.data(), f.size());
+}
+
+void op_msix(Reader &r)
+{
+	const dms_dev dev = dms_dev(r.u8() & 1);
+	const unsigned vector = r.u8() % 8;
+	const Target t = Target(r.u8());
+	const uint32_t off = r.u32();
+	MsixEntry e;
+	e.data = r.u32();
+	e.addr = address(t, off, uint64_t(off) << 12);
+	e.masked = r.u8() & 1;
+	g_host->set_msix(dev, vector, e);
+}
+
+// Time: 0, a few ns, microseconds, or up to 10 ms at once.
+void op_step(Reader &r)
+{
+	const uint8_t code = r.u8();
+	const uint64_t unit[4] = {1, 100, 10000, 1000000};
+	const uint64_t delta = (code & 0x3f) * unit[code >> 6];
+	g_host->step(delta);
+	g_host->run(8);
+}
+
+void op_gpu_job(Reader &r)
+{
+	dms_node *n = g_host->node();
+	const uint8_t engine = r.u8();
+	const uint64_t dev = r.u32() % (kGpuMemSize + 4096);
+	const Target t = Target(r.u8());
+	const uint32_t off = r.u32();
+	const uint64_t len = r.u32() % (2 * kGpuMemSize);
+	if (engine & 1) {
+		dms_reg_write(n, DMS_DEV_GPU, DMS_GPU_REG_CRC_DEV_LO, dev, 8);
+		dms_reg_write(n, DMS_DEV_GPU, DMS_GPU_REG_CRC_LEN_LO, len, 8);
+		dms_reg_write(n, DMS_DEV_GPU, DMS_GPU_REG_CRC_DOORBELL, 1, 4);
+		return;
+	}
+	dms_reg_write(n, DMS_DEV_GPU, DMS_GPU_REG_COPY_DEV_LO, dev, 8);
+	dms_reg_write(n, DMS_DEV_GPU, DMS_GPU_REG_COPY_HOST_LO, address(t, off, off), 8);
+	dms_reg_write(n, DMS_DEV_GPU, DMS_GPU_REG_COPY_LEN_LO, len, 8);
+	dms_reg_write(n, DMS_DEV_GPU, DMS_GPU_REG_COPY_CTRL, (engine >> 1) & 1, 4);
+	dms_reg_write(n, DMS_DEV_GPU, DMS_GPU_REG_COPY_DOORBELL, 1, 4);
+}
+
+// A CRC gather list in RAM and the engine started on it.
+void op_crc_list(Reader &r)
+{
+	dms_node *n = g_host->node();
+	const unsigned count = r.u16() % (DMS_GPU_CRC_LIST_MAX + 2);
+	const uint64_t list = kRamBase + 0x3f0000;
+	for (unsigned i = 0; i < count && !r.done() && i < 4096; i++) {
+		dms_gpu_crc_range e{r.u32() % (kGpuMemSize + 64), r.u16() + 1u};
+		std::memcpy(g_host->ram() + (list - kRamBase) + 16 * i, &e, 16);
+	}
+	dms_reg_write(n, DMS_DEV_GPU, DMS_GPU_REG_CRC_LIST_LO, list, 8);
+	dms_reg_write(n, DMS_DEV_GPU, DMS_GPU_REG_CRC_LIST_COUNT, count, 4);
+	dms_reg_write(n, DMS_DEV_GPU, DMS_GPU_REG_CRC_DOORBELL, 1, 4);
+}
+
+// Every counter of the stats JSON: a plain non-negative integer below
+// 2^53 (JSON-safe), and the NIC's frame counts within what crossed the
+// host boundary since the last reset.
+uint64_t counter(const std::string &js, const char *key)
+{
+	const size_t at = js.find(std::string("\"") + key + "\": ");
+	return at == std::string::npos
+		       ? 0
+		       : std::strtoull(js.c_str() + at + std::strlen(key) + 4, nullptr, 10);
+}
+void check_stats()
+{
+	const std::string js = dms_node_stats_json(g_host->node());
+	for (size_t at = js.find(": "); at != std::string::npos; at = js.find(": ", at + 1)) {
+		const char c = js[at + 2];
+		if (c == '-')
+			fail("negative counter at byte %llu of the stats JSON", at);
+		if (c >= '0' && c <= '9' && std::strtoull(js.c_str() + at + 2, nullptr, 10) >> 53)
+			fail("absurd counter at byte %llu of the stats JSON", at);
+	}
+	const size_t nic = js.find("\"nic\": ");
+	if (nic == std::string::npos)
+		fail("no NIC counters in the stats JSON");
+	const std::string n = js.substr(nic);
+	if (counter(n, "rx_frames") > g_host->frames_taken())
+		fail("NIC counted %llu frames received, %llu were given to it",
+		     counter(n, "rx_frames"), g_host->frames_taken());
+	// With the link down the NIC completes (and counts) frames it drops.
+	if (!g_link_went_down && counter(n, "tx_frames") > g_host->frames_sent())
+		fail("NIC counted %llu frames sent, %llu reached the wire", counter(n, "tx_frames"),
+		     g_host->frames_sent());
+}
+
+// The node between inputs: devices reset, machine cleared, idle.
+void reset_node()
+{
+	dms_node *n = g_host->node();
+	g_host->clear();
+	dms_nic_reset(n);
+	dms_nic_set_link(n, 1);
+	dms_reg_write(n, DMS_DEV_GPU, DMS_GPU_REG_IRQ_MASK, 0, 4);
+	dms_reg_write(n, DMS_DEV_GPU, DMS_GPU_REG_IRQ_STATUS, 0xffffffff, 4);
+	g_host->run(1000);
+	g_host->clear();
+	for (QueueState &s : g_q)
+		s = QueueState{};
+	dms_node_reset_stats(n);
+	g_host->reset_counts();
+	g_link_went_down = false;
+}
+
+void play(Reader &r)
+{
+	dms_node *n = g_host->node();
+	const uint8_t op = r.u8() % kOpCount;
+	if (g_trace)
+		std::fprintf(stderr, "fuzz-node: %s at %llu ns\n", kOpNames[op],
+			     (unsigned long long)g_host->now());
+	switch (op) {
+	case kRegWrite:
+		op_reg_write(r);
+		break;
+	case kRegRead:
+		dms_reg_read(n, dms_dev(r.u8() & 1), r.u16(), 1u << (r.u8() % 4));
+		break;
+	case kRamWrite:
+		op_ram_write(r);
+		break;
+	case kQueueSetup:
+		op_queue_setup(r);
+		break;
+	case kRxPost:
+		op_rx_post(r);
+		break;
+	case kTxPost:
+		op_tx_post(r);
+		break;
+	case kWireRaw:
+	case kWireFrame:
+		op_wire(r, op == kWireRaw);
+		break;
+	case kMsix:
+		op_msix(r);
+		break;
+	case kStep:
+		op_step(r);
+		break;
+	case kLink: {
+		const bool up = r.u8() & 1;
+		g_link_went_down |= !up;
+		dms_nic_set_link(n, up);
+		break;
+	}
+	case kNicReset:
+		dms_nic_reset(n);
+		break;
+	case kStats:
+		check_stats();
+		break;
+	case kGpuJob:
+		op_gpu_job(r);
+		break;
+	case kCrcList:
+		op_crc_list(r);
+		break;
+	case kBars:
+		g_host->place_bars(r.u8() & 1);
+		break;
+	case kPeer:
+		g_host->peer = Peer(r.u8() % 3);
+		break;
+	}
+}
+
+std::string write_config(const char *mode)
+{
+	char path[] = "/tmp/dms-fuzz-node-XXXXXX";
+	const int fd = mkstemp(path);
+	if (fd < 0)
+		fail("cannot create the node configuration file");
+	close(fd);
+	std::ofstream(path) << "[node]\nmode = \"" << mode << "\"\n[gpu]\nmem_size = \"1M\"\n";
+	return path;
+}
+
+} // namespace
+
+// libFuzzer 14 leaks a flag string of its own driver: not the model's.
+extern "C" const char *__lsan_default_suppressions()
+{
+	return "leak:fuzzer::FuzzerDriver\n";
+}
+
+extern "C" int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	for (int i = 1; i < *argc; i++)
+		if (std::strncmp((*argv)[i], "--write-seeds=", 14) == 0)
+			std::exit(write_seeds((*argv)[i] + 14) ? 0 : 1);
+	g_trace = std::getenv("DMS_FUZZ_TRACE");
+	const char *mode = std::getenv("DMS_FUZZ_MODE");
+	const std::string cfg = write_config(mode && *mode ? mode : "functional");
+	char err[256] = "";
+	dms_node *node = dms_node_new(cfg.c_str(), err, sizeof(err));
+	std::remove(cfg.c_str());
+	if (!node) {
+		std::fprintf(stderr, "fuzz-node: %s\n", err);
+		std::exit(1);
+	}
+	if (dms_gpu_mem_size(node) != kGpuMemSize)
+		fail("GPU memory is %llu bytes, the harness expects %llu", dms_gpu_mem_size(node),
+		     kGpuMemSize);
+	g_queues = dms_nic_num_queues(node);
+	g_host = new Host(node);
+	g_host->nic_ram_write = check_nic_ram_write;
+	g_host->step(0);
+	return 0;
+}
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n)
+{
+	reset_node();
+	Reader r(d, n);
+	while (!r.done()) {
+		play(r);
+		check_stats();
+	}
+	g_host->run(32);
+	check_stats();
+	return 0;
+}

@@ -1,0 +1,87 @@
+// SPDX-License-Identifier: MIT
+// The fuzzer's input language: a byte string read as a sequence of
+// operations on the node (opcode byte, then its arguments; a short input
+// ends the sequence). The seed writer uses the same encoding (Writer).
+#ifndef DEVMEMSIM_TESTS_FUZZ_OPS_H
+#define DEVMEMSIM_TESTS_FUZZ_OPS_H
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace fuzz
+{
+
+enum Op : uint8_t {
+	kRegWrite,   // dev, off16, size, value64
+	kRegRead,    // dev, off16, size
+	kRamWrite,   // off32, len16, bytes
+	kQueueSetup, // q, ring log2, hbuf size sel, pbuf size sel, enable bits
+	kRxPost,     // q, count
+	kTxPost,     // q, frame spec (5 bytes), frags, flags
+	kWireRaw,    // len16, bytes
+	kWireFrame,  // frame spec (5 bytes), mutation (4 bytes)
+	kMsix,	     // dev, vector, target kind, off32, data32, masked
+	kStep,	     // delta code
+	kLink,	     // up
+	kNicReset,   //
+	kStats,	     // reset stats too?
+	kGpuJob,     // engine, dev off32, target kind, host off32, len32
+	kCrcList,    // count, entries (dev off32, len16 each)
+	kBars,	     // GPU memory BAR mapped?
+	kPeer,	     // what the wire peer does with sent frames
+	kOpCount
+};
+
+// Where an address argument points: decoded by the harness.
+enum Target : uint8_t { kToRam, kToGpuMem, kToNicRegs, kToGpuRegs, kToApic, kToRaw, kTargetCount };
+
+class Reader
+{
+public:
+	Reader(const uint8_t *d, size_t n) : d_(d), n_(n) {}
+	bool done() const { return pos_ >= n_; }
+	uint64_t u(unsigned bytes)
+	{
+		uint64_t v = 0;
+		for (unsigned i = 0; i < bytes; i++)
+			v |= uint64_t(pos_ < n_ ? d_[pos_++] : 0) << (8 * i);
+		return v;
+	}
+	uint8_t u8() { return uint8_t(u(1)); }
+	uint16_t u16() { return uint16_t(u(2)); }
+	uint32_t u32() { return uint32_t(u(4)); }
+	// Up to len bytes of the input itself.
+	std::vector<uint8_t> bytes(size_t len)
+	{
+		const size_t take = pos_ + len <= n_ ? len : n_ - pos_;
+		std::vector<uint8_t> out(d_ + pos_, d_ + pos_ + take);
+		pos_ += take;
+		return out;
+	}
+
+private:
+	const uint8_t *d_;
+	size_t n_, pos_ = 0;
+};
+
+class Writer
+{
+public:
+	Writer &op(Op o) { return put(o, 1); }
+	Writer &put(uint64_t v, unsigned bytes)
+	{
+		for (unsigned i = 0; i < bytes; i++)
+			out.push_back(uint8_t(v >> (8 * i)));
+		return *this;
+	}
+	Writer &u8(uint64_t v) { return put(v, 1); }
+	Writer &u16(uint64_t v) { return put(v, 2); }
+	Writer &u32(uint64_t v) { return put(v, 4); }
+	Writer &u64(uint64_t v) { return put(v, 8); }
+	std::vector<uint8_t> out;
+};
+
+} // namespace fuzz
+
+#endif

@@ -1,0 +1,159 @@
+// SPDX-License-Identifier: MIT
+// Seed inputs for fuzz-node, written at build time (fuzz-node
+// --write-seeds=DIR): a driver-like NIC and GPU session, and one input per
+// hostile action of issue 10 (ring settings changed after enable, MSIs at
+// the devices' own doorbells, an interrupt storm, the GPU BAR going away
+// under P2P DMA, a header buffer smaller than the headers, a peer that
+// resets the NIC while it sends). The fuzzer mutates from there.
+#ifndef DEVMEMSIM_TESTS_FUZZ_SEEDS_H
+#define DEVMEMSIM_TESTS_FUZZ_SEEDS_H
+
+#include <sys/stat.h>
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "devmemsim/gpu_regs.h"
+#include "devmemsim/nic_regs.h"
+#include "fuzz_host.h"
+#include "fuzz_ops.h"
+
+namespace fuzz
+{
+
+// Register and engine helpers in the input encoding.
+inline Writer &reg(Writer &w, unsigned dev, uint64_t off, uint64_t val)
+{
+	return w.op(kRegWrite).u8(dev).u16(off).u8(2).u64(val);
+}
+// Queue 0..3: RX and TX on, armed, header split + checksum + RSS.
+inline Writer &queue(Writer &w, unsigned q, unsigned hbuf_sel = 2, uint8_t rx_ctrl = 0x7)
+{
+	w.op(kQueueSetup).u8(q).u8(2).u8(hbuf_sel).u8(3).u8(0xf | rx_ctrl << 4);
+	return w.op(kRxPost).u8(q).u8(60);
+}
+inline Writer &msix(Writer &w, unsigned dev, unsigned vector, Target t, uint32_t off, uint32_t data)
+{
+	return w.op(kMsix).u8(dev).u8(vector).u8(t).u32(off).u32(data).u8(0);
+}
+// A frame: a = 0 UDP/IPv4, + 1|2 VLAN tags, + 4 IPv6, + 0x10 TCP, bits
+// 7:5 IPv4 options (7: 40 bytes); b % 11: TCP option words; payload bytes.
+inline Writer &frame(Writer &w, uint8_t a, uint8_t b, uint16_t payload)
+{
+	return w.op(kWireFrame).u8(a).u8(b).u16(payload).u16(0).u8(0).u8(0);
+}
+inline Writer &step(Writer &w, uint8_t code)
+{
+	return w.op(kStep).u8(code);
+}
+
+// What a driver does: rings, traffic both ways, GPU engines.
+inline void driver_seeds(std::vector<std::vector<uint8_t>> &out)
+{
+	Writer nic; // a driver session: every vector to the APIC, traffic both ways
+	for (unsigned v = 0; v < 5; v++)
+		msix(nic, DMS_DEV_NIC, v, kToApic, 0, 0x4000 + v);
+	queue(queue(nic, 0), 1);
+	for (uint8_t a : {0x00, 0x04, 0x01, 0x06, 0x60, 0x10, 0x14, 0xf2})
+		frame(nic, a, 3, uint16_t(100 + a * 20));
+	reg(nic, DMS_DEV_NIC, DMS_NIC_REG_MTU, 9000);
+	frame(nic, 0, 0, 8900);
+	step(nic, 0x45);
+	nic.op(kTxPost).u8(0).u8(0).u8(2).u16(1400).u8(3).u8(4);
+	nic.op(kPeer).u8(1).op(kTxPost).u8(1).u8(4).u8(0).u16(200).u8(1).u8(4);
+	step(nic, 0x8a).op(kStats);
+	out.push_back(nic.out);
+
+	Writer gpu; // copies both ways, CRC, a gather list, interrupts on
+	msix(gpu, DMS_DEV_GPU, 0, kToApic, 0, 0x4100);
+	reg(gpu, DMS_DEV_GPU, DMS_GPU_REG_IRQ_MASK, 7);
+	gpu.op(kRamWrite).u32(0x1000).u16(16).u64(0x0123456789abcdefull).u64(42);
+	gpu.op(kGpuJob).u8(2).u32(0x100).u8(kToRam).u32(0x1000).u32(4096);
+	step(gpu, 0x81);
+	gpu.op(kGpuJob).u8(0).u32(0x100).u8(kToRam).u32(0x9000).u32(8192);
+	gpu.op(kGpuJob).u8(1).u32(0).u8(0).u32(0).u32(65536);
+	step(gpu, 0x81);
+	gpu.op(kCrcList).u16(3).u32(0).u16(100).u32(0x800).u16(4000).u32(0xff000).u16(64);
+	step(gpu, 0xc1).op(kStats);
+	out.push_back(gpu.out);
+}
+
+// Issue 10's hostile actions, one input each.
+inline void hostile_seeds(std::vector<std::vector<uint8_t>> &out)
+{
+	Writer pbuf0;	       // 1: RXQ_PBUF_SIZE = 0 after enable, then a frame
+	queue(pbuf0, 0, 2, 1); // no RSS: every frame to queue 0
+	reg(pbuf0, DMS_DEV_NIC, DMS_NIC_Q_BASE(0) + DMS_NIC_RXQ_PBUF_SIZE, 0);
+	frame(pbuf0, 0, 0, 1000);
+	step(pbuf0, 0x81);
+	out.push_back(pbuf0.out);
+
+	Writer gpu_self; // 2: the GPU's MSI at its own doorbell, zero-length jobs
+	msix(gpu_self, DMS_DEV_GPU, 0, kToGpuRegs, DMS_GPU_REG_COPY_DOORBELL, 1);
+	reg(gpu_self, DMS_DEV_GPU, DMS_GPU_REG_IRQ_MASK, 7);
+	gpu_self.op(kGpuJob).u8(0).u32(0).u8(kToRam).u32(0).u32(0);
+	step(step(gpu_self, 0x01), 0xc1);
+	msix(gpu_self, DMS_DEV_GPU, 0, kToGpuRegs, DMS_GPU_REG_CRC_DOORBELL, 1);
+	gpu_self.op(kGpuJob).u8(1).u32(0).u8(0).u32(0).u32(0);
+	step(step(gpu_self, 0x01), 0xc1);
+	out.push_back(gpu_self.out);
+
+	Writer storm; // 3: ITR 1 ns, MSI at Q_IRQ_ARM, one unconsumed TX completion
+	queue(storm, 0);
+	reg(storm, DMS_DEV_NIC, DMS_NIC_REG_ITR_NS, 1);
+	for (unsigned v = 0; v < 2; v++)
+		msix(storm, DMS_DEV_NIC, v, kToNicRegs, DMS_NIC_Q_BASE(0) + DMS_NIC_Q_IRQ_ARM, 1);
+	storm.op(kTxPost).u8(0).u8(0).u8(0).u16(64).u8(1).u8(0);
+	step(step(storm, 0xc5), 0xc5);
+	out.push_back(storm.out);
+
+	Writer unplug; // 4: GPU memory BAR unmapped, NIC buffers pointing into it
+	queue(unplug, 0, 2, 1);
+	for (unsigned i = 0; i < 8; i++)
+		unplug.op(kRamWrite).u32(0x1000 + 16 * i).u16(16).u64(kGpuMemBar + 4096 * i).u64(i);
+	unplug.op(kBars).u8(0);
+	frame(frame(unplug, 0, 0, 1000), 0, 0, 2000);
+	step(unplug, 0x81).op(kBars).u8(1);
+	frame(unplug, 0, 0, 1000);
+	step(unplug, 0x81);
+	out.push_back(unplug.out);
+
+	Writer hbuf; // 5: 64-byte header buffers, 142 bytes of headers
+	queue(hbuf, 0, 0, 1);
+	frame(frame(hbuf, 0xf2, 10, 500), 0xf1, 10, 500); // 142, 138 header bytes
+	step(hbuf, 0x81);
+	out.push_back(hbuf.out);
+
+	Writer peer; // a synchronous peer resets the NIC while it sends
+	queue(peer, 0, 2, 1);
+	peer.op(kPeer).u8(2).op(kTxPost).u8(0).u8(0).u8(0).u16(300).u8(2).u8(0);
+	peer.op(kTxPost).u8(0).u8(0).u8(0).u16(300).u8(2).u8(0);
+	step(step(peer, 0x81), 0x81);
+	out.push_back(peer.out);
+}
+
+inline std::vector<std::vector<uint8_t>> seeds()
+{
+	std::vector<std::vector<uint8_t>> out;
+	driver_seeds(out);
+	hostile_seeds(out);
+	return out;
+}
+
+inline bool write_seeds(const std::string &dir)
+{
+	mkdir(dir.c_str(), 0755);
+	unsigned i = 0;
+	for (const std::vector<uint8_t> &s : seeds()) {
+		const std::string path = dir + "/seed-" + std::to_string(i++);
+		FILE *f = std::fopen(path.c_str(), "wb");
+		if (!f || std::fwrite(s.data(), 1, s.size(), f) != s.size() || std::fclose(f))
+			return false;
+	}
+	return true;
+}
+
+} // namespace fuzz
+
+#endif
