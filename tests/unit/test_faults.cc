@@ -269,6 +269,25 @@ TEST(Faults, DmaErrorRate)
 	EXPECT_EQ(f.counters().dma_errors[devmemsim::kFaultGpu], uint64_t(hits));
 }
 
+TEST(Faults, MsiFaultsArePerDevice)
+{
+	Faults &f = pool(0);
+	std::vector<std::pair<unsigned, unsigned>> got;
+	for (unsigned dev : {devmemsim::kFaultNic, devmemsim::kFaultGpu})
+		f.set_irq_sink(dev, [&got, dev](unsigned v) { got.emplace_back(dev, v); });
+	f.configure(settings("gpu_msi_drop_rate=1"));
+	f.reset_counters();
+	f.irq(devmemsim::kFaultNic, 3);
+	f.irq(devmemsim::kFaultGpu, 0);
+	f.irq(devmemsim::kFaultNic, 0);
+	std::vector<std::pair<unsigned, unsigned>> want = {{devmemsim::kFaultNic, 3},
+							   {devmemsim::kFaultNic, 0}};
+	EXPECT_EQ(got, want);
+	EXPECT_EQ(f.counters().msi_dropped, 1u);
+	f.set_irq_sink(devmemsim::kFaultNic, nullptr);
+	f.set_irq_sink(devmemsim::kFaultGpu, nullptr);
+}
+
 // ------------------------------------------------------------ through the C ABI
 
 class FaultNode : public ::testing::Test
