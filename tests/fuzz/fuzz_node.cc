@@ -37,9 +37,9 @@ bool g_trace;	       // DMS_FUZZ_TRACE=1: the operations of an input on stderr
 bool g_link_went_down; // in this input
 
 const char *const kOpNames[kOpCount] = {
-	"reg-write", "reg-read",   "ram-write", "queue-setup", "rx-post", "tx-post",
-	"wire-raw",  "wire-frame", "msix",	"step",	       "link",	  "nic-reset",
-	"stats",     "gpu-job",	   "crc-list",	"bars",	       "peer"};
+	"reg-write",  "reg-read", "ram-write", "queue-setup", "rx-post",   "tx-post",  "wire-raw",
+	"wire-frame", "msix",	  "step",      "link",	      "nic-reset", "stats",    "gpu-job",
+	"crc-list",   "bars",	  "peer",      "bus-master",  "replug",	   "gpu-reset"};
 
 // Queue q's rings and buffers in RAM (RxPost/TxPost/QueueSetup): one MiB
 // each, rings of up to 256 entries.
@@ -346,8 +346,7 @@ void reset_node()
 	g_host->clear();
 	dms_nic_reset(n);
 	dms_nic_set_link(n, 1);
-	dms_reg_write(n, DMS_DEV_GPU, DMS_GPU_REG_IRQ_MASK, 0, 4);
-	dms_reg_write(n, DMS_DEV_GPU, DMS_GPU_REG_IRQ_STATUS, 0xffffffff, 4);
+	dms_gpu_reset(n);
 	g_host->run(1000);
 	g_host->clear();
 	for (QueueState &s : g_q)
@@ -416,6 +415,17 @@ void play(Reader &r)
 		break;
 	case kPeer:
 		g_host->peer = Peer(r.u8() % 3);
+		break;
+	case kBusMaster: {
+		const uint8_t b = r.u8();
+		g_host->set_bus_master(dms_dev(b & 1), b & 2);
+		break;
+	}
+	case kReplug:
+		g_host->replug(dms_dev(r.u8() & 1));
+		break;
+	case kGpuReset:
+		dms_gpu_reset(n);
 		break;
 	}
 }

@@ -30,6 +30,9 @@ enum Op : uint8_t {
 	kCrcList,    // count, entries (dev off32, len16 each)
 	kBars,	     // GPU memory BAR mapped?
 	kPeer,	     // what the wire peer does with sent frames
+	kBusMaster,  // dev, on
+	kReplug,     // dev: hot-unplug and plug again
+	kGpuReset,   //
 	kOpCount
 };
 

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -119,6 +120,20 @@ inline void hostile_seeds(std::vector<std::vector<uint8_t>> &out)
 	step(unplug, 0x81);
 	out.push_back(unplug.out);
 
+	Writer replug; // 4 again: the GPU unplugged under a job and P2P traffic
+	queue(replug, 0, 2, 1);
+	for (unsigned i = 0; i < 8; i++)
+		replug.op(kRamWrite).u32(0x1000 + 16 * i).u16(16).u64(kGpuMemBar + 4096 * i).u64(i);
+	replug.op(kGpuJob).u8(1).u32(0).u8(0).u32(0).u32(kGpuMemSize);
+	frame(frame(replug, 0, 0, 1000), 0, 0, 1000);
+	replug.op(kReplug).u8(DMS_DEV_GPU);
+	step(frame(replug, 0, 0, 1000), 0x81);
+	replug.op(kBusMaster).u8(DMS_DEV_NIC); // bus mastering off, frames keep coming
+	step(frame(replug, 0, 0, 1000), 0x81);
+	replug.op(kReplug).u8(DMS_DEV_NIC);
+	step(frame(replug, 0, 0, 1000), 0x81);
+	out.push_back(replug.out);
+
 	Writer hbuf; // 5: 64-byte header buffers, 142 bytes of headers
 	queue(hbuf, 0, 0, 1);
 	frame(frame(hbuf, 0xf2, 10, 500), 0xf1, 10, 500); // 142, 138 header bytes
@@ -141,17 +156,26 @@ inline std::vector<std::vector<uint8_t>> seeds()
 	return out;
 }
 
+// DIR/seed-N, and DIR/list: their absolute paths, comma-separated, for
+// libFuzzer's -seed_inputs=@DIR/list (seeds that no run writes into).
 inline bool write_seeds(const std::string &dir)
 {
 	mkdir(dir.c_str(), 0755);
+	char *abs = realpath(dir.c_str(), nullptr);
+	if (!abs)
+		return false;
+	std::string list;
 	unsigned i = 0;
 	for (const std::vector<uint8_t> &s : seeds()) {
-		const std::string path = dir + "/seed-" + std::to_string(i++);
+		const std::string path = std::string(abs) + "/seed-" + std::to_string(i++);
 		FILE *f = std::fopen(path.c_str(), "wb");
 		if (!f || std::fwrite(s.data(), 1, s.size(), f) != s.size() || std::fclose(f))
 			return false;
+		list += (list.empty() ? "" : ",") + path;
 	}
-	return true;
+	std::free(abs);
+	FILE *f = std::fopen((dir + "/list").c_str(), "w");
+	return f && std::fputs(list.c_str(), f) >= 0 && std::fclose(f) == 0;
 }
 
 } // namespace fuzz
