@@ -439,6 +439,12 @@ TEST_F(FaultNode, LinkFlapsOnSchedule)
 				  true, true,  true, false, true, true};
 	EXPECT_EQ(seen, want);
 	EXPECT_NE(faults_json().find("\"link_downs\": 3"), std::string::npos) << stats();
+	// Nothing arrives while the link is down (again over [7000, 7300)).
+	advance(1000);
+	ASSERT_FALSE(link_up());
+	std::vector<uint8_t> frame = tcp_frame(100);
+	EXPECT_EQ(dms_nic_receive(node_, frame.data(), frame.size()), 1);
+	EXPECT_NE(faults_json().find("\"rx_link_down\": 1"), std::string::npos) << stats();
 	// The host's own link state still rules: down stays down.
 	set("");
 	advance(0);

@@ -151,6 +151,12 @@ Faults::Verdict Faults::judge(Stream s, double drop_rate, double corrupt_rate)
 
 bool Faults::rx_frame(const uint8_t *frame, size_t len, const Deliver &deliver)
 {
+	if (fault_down_) {
+		// As with a pulled cable: nothing arrives while the link is down.
+		rx_held_ = false;
+		c_.rx_link_down++;
+		return true;
+	}
 	Verdict v = rx_held_ ? rx_verdict_ : judge(kRx, cfg_.rx_drop_rate, cfg_.rx_corrupt_rate);
 	rx_held_ = false;
 	if (v.drop) {
@@ -301,8 +307,8 @@ std::string Faults::stats_json() const
 	  << ", \"tx_dropped\": " << c_.tx_dropped << ", \"tx_corrupted\": " << c_.tx_corrupted
 	  << ", \"nic_dma_errors\": " << c_.dma_errors[kFaultNic]
 	  << ", \"gpu_dma_errors\": " << c_.dma_errors[kFaultGpu]
-	  << ", \"link_downs\": " << c_.link_downs << ", \"msi_dropped\": " << c_.msi_dropped
-	  << ", \"msi_delayed\": " << c_.msi_delayed
+	  << ", \"link_downs\": " << c_.link_downs << ", \"rx_link_down\": " << c_.rx_link_down
+	  << ", \"msi_dropped\": " << c_.msi_dropped << ", \"msi_delayed\": " << c_.msi_delayed
 	  << ", \"gpu_engine_errors\": " << c_.gpu_engine_errors << "}";
 	return o.str();
 }

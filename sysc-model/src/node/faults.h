@@ -54,6 +54,7 @@ struct FaultCounters {
 	uint64_t tx_dropped = 0, tx_corrupted = 0;
 	uint64_t dma_errors[kFaultDevs] = {0, 0};
 	uint64_t link_downs = 0;
+	uint64_t rx_link_down = 0; // frames from the wire lost while the fault held the link down
 	uint64_t msi_dropped = 0, msi_delayed = 0;
 	uint64_t gpu_engine_errors = 0;
 };
