@@ -86,7 +86,8 @@ dms_node *dms_node_new(const char *config_path, char *err, size_t errlen)
 									: DMS_DEV_GPU];
 			if (raw->node->faults.dma_error(port == devmemsim::pcie::kNic
 								? devmemsim::kFaultNic
-								: devmemsim::kFaultGpu))
+								: devmemsim::kFaultGpu,
+							addr, len))
 				return false;
 			return h.ops.dma && h.ops.dma(h.opaque, addr, buf, len, is_write) == 0;
 		});

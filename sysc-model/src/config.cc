@@ -236,6 +236,14 @@ std::vector<Key> fault_keys()
 			     kFaultNic),
 		dev_nth_key("faults.nic_dma_error_nth", "the one NIC host DMA access that fails",
 			    kFaultNic),
+		{"faults.nic_dma_error_rings",
+		 "whether NIC descriptor and completion ring accesses can fail too",
+		 [](NodeConfig &c, const toml::node &n, const std::string &w) {
+			 auto v = n.value_exact<bool>();
+			 if (!v)
+				 fail(w, "faults.nic_dma_error_rings", "expected true or false");
+			 c.faults.nic_dma_error_rings = *v;
+		 }},
 		dev_rate_key("faults.gpu_dma_error_rate",
 			     "fraction of GPU host DMA accesses that fail", &F::dma_error_rate,
 			     kFaultGpu),
@@ -441,6 +449,7 @@ std::string to_toml(const NodeConfig &cfg)
 	  << "tx_corrupt_rate = " << exact(f.tx_corrupt_rate) << "\n"
 	  << "nic_dma_error_rate = " << exact(f.dma_error_rate[kFaultNic]) << "\n"
 	  << "nic_dma_error_nth = " << f.dma_error_nth[kFaultNic] << "\n"
+	  << "nic_dma_error_rings = " << (f.nic_dma_error_rings ? "true" : "false") << "\n"
 	  << "gpu_dma_error_rate = " << exact(f.dma_error_rate[kFaultGpu]) << "\n"
 	  << "gpu_dma_error_nth = " << f.dma_error_nth[kFaultGpu] << "\n"
 	  << "link_down_after_ns = " << f.link_down_after_ns << "\n"

@@ -242,17 +242,29 @@ TEST(Faults, NthDmaAccessFailsOnce)
 	f.reset_counters();
 	std::vector<int> failed;
 	for (int i = 1; i <= 20; i++)
-		if (f.dma_error(devmemsim::kFaultNic))
+		if (f.dma_error(devmemsim::kFaultNic, 0, 64))
 			failed.push_back(i);
 	EXPECT_EQ(failed, std::vector<int>{5});
-	EXPECT_FALSE(f.dma_error(devmemsim::kFaultGpu));
-	EXPECT_TRUE(f.dma_error(devmemsim::kFaultGpu));
-	EXPECT_FALSE(f.dma_error(devmemsim::kFaultGpu));
+	EXPECT_FALSE(f.dma_error(devmemsim::kFaultGpu, 0, 64));
+	EXPECT_TRUE(f.dma_error(devmemsim::kFaultGpu, 0, 64));
+	EXPECT_FALSE(f.dma_error(devmemsim::kFaultGpu, 0, 64));
 	EXPECT_EQ(f.counters().dma_errors[devmemsim::kFaultNic], 1u);
 	EXPECT_EQ(f.counters().dma_errors[devmemsim::kFaultGpu], 1u);
 	// New settings count from 1 again.
 	f.configure(settings("nic_dma_error_nth=1"));
-	EXPECT_TRUE(f.dma_error(devmemsim::kFaultNic));
+	EXPECT_TRUE(f.dma_error(devmemsim::kFaultNic, 0, 64));
+}
+
+TEST(Faults, NicRingsCanBeSpared)
+{
+	Faults &f = pool(0);
+	f.set_ring_check([](uint64_t addr, uint64_t) { return addr < 0x1000; });
+	f.configure(settings("nic_dma_error_rate=1 nic_dma_error_rings=false"));
+	EXPECT_FALSE(f.dma_error(devmemsim::kFaultNic, 0x800, 16));
+	EXPECT_TRUE(f.dma_error(devmemsim::kFaultNic, 0x2000, 1500));
+	f.configure(settings("nic_dma_error_rate=1"));
+	EXPECT_TRUE(f.dma_error(devmemsim::kFaultNic, 0x800, 16));
+	f.set_ring_check(nullptr);
 }
 
 TEST(Faults, DmaErrorRate)
@@ -262,8 +274,8 @@ TEST(Faults, DmaErrorRate)
 	f.reset_counters();
 	int hits = 0;
 	for (int i = 0; i < 10000; i++) {
-		hits += f.dma_error(devmemsim::kFaultGpu);
-		EXPECT_FALSE(f.dma_error(devmemsim::kFaultNic));
+		hits += f.dma_error(devmemsim::kFaultGpu, 0, 64);
+		EXPECT_FALSE(f.dma_error(devmemsim::kFaultNic, 0, 64));
 	}
 	EXPECT_NEAR(hits / 10000.0, 0.25, 0.02);
 	EXPECT_EQ(f.counters().dma_errors[devmemsim::kFaultGpu], uint64_t(hits));

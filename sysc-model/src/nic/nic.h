@@ -63,6 +63,9 @@ public:
 	unsigned num_queues() const { return nq_; }
 	unsigned num_vectors() const { return nq_ + 1; }
 	void set_mac(const uint8_t mac[6]);
+	// Whether [addr, addr+len) touches a descriptor or completion ring of
+	// an enabled queue (fault injection can spare the rings).
+	bool in_rings(uint64_t addr, uint64_t len) const;
 
 	// Host side.
 	struct Host {

@@ -412,4 +412,23 @@ void Nic::doorbell(unsigned qi, uint32_t off, uint32_t val)
 		tx_ev_.notify(sc_core::SC_ZERO_TIME);
 }
 
+bool Nic::in_rings(uint64_t addr, uint64_t len) const
+{
+	auto hits = [addr, len](uint64_t base, uint64_t bytes) {
+		return bytes && addr < base + bytes && base < addr + len;
+	};
+	for (const auto &qp : q_) {
+		const Queue &q = *qp;
+		const QueueSetup &r = q.rx_cfg, &t = q.tx_cfg;
+		if (q.rx_on && (hits(r.hbuf_base, sizeof(dms_rx_buf) * q.rx_size) ||
+				hits(r.pbuf_base, sizeof(dms_rx_buf) * q.rx_size) ||
+				hits(r.rcmpl_base, sizeof(dms_rx_cmpl) * q.rx_size)))
+			return true;
+		if (q.tx_on && (hits(t.tdesc_base, sizeof(dms_tx_desc) * q.tx_size) ||
+				hits(t.tcmpl_base, sizeof(dms_tx_cmpl) * q.tx_size)))
+			return true;
+	}
+	return false;
+}
+
 } // namespace devmemsim

@@ -194,10 +194,12 @@ const uint8_t *Faults::tx_frame(const uint8_t *frame, size_t len)
 	return tx_copy_.data();
 }
 
-bool Faults::dma_error(unsigned dev)
+bool Faults::dma_error(unsigned dev, uint64_t addr, uint64_t len)
 {
 	if (dev >= kFaultDevs)
 		return false;
+	if (dev == kFaultNic && !cfg_.nic_dma_error_rings && ring_check_ && ring_check_(addr, len))
+		return false; // spared, and not counted toward the Nth access
 	bool nth = cfg_.dma_error_nth[dev] && ++dma_count_[dev] == cfg_.dma_error_nth[dev];
 	bool hit = roll(dev == kFaultNic ? kDmaNic : kDmaGpu, cfg_.dma_error_rate[dev]);
 	if (nth || hit)

@@ -34,6 +34,9 @@ struct FaultConfig {
 	// 0 = none.
 	double dma_error_rate[kFaultDevs] = {0, 0};
 	uint64_t dma_error_nth[kFaultDevs] = {0, 0};
+	// false: NIC accesses to its descriptor and completion rings never fail
+	// (only frame data does), a fault every driver can survive.
+	bool nic_dma_error_rings = true;
 	// Link: down link_down_ns after link_down_after_ns, then again every
 	// link_flap_period_ns (0: once). link_down_ns = 0: no link faults.
 	uint64_t link_down_after_ns = 0, link_down_ns = 0, link_flap_period_ns = 0;
@@ -80,8 +83,13 @@ public:
 	// copy valid until the next call), or nullptr if it is lost.
 	const uint8_t *tx_frame(const uint8_t *frame, size_t len);
 
-	// One host DMA access of dev: true if it is to fail.
-	bool dma_error(unsigned dev);
+	// One host DMA access of dev to [addr, addr+len): true if it is to fail.
+	bool dma_error(unsigned dev, uint64_t addr, uint64_t len);
+	// Tells whether an access touches the NIC's rings (Nic::in_rings).
+	void set_ring_check(std::function<bool(uint64_t addr, uint64_t len)> fn)
+	{
+		ring_check_ = std::move(fn);
+	}
 	// A GPU engine job that would succeed: true if it is to fail instead.
 	bool gpu_engine_error();
 
@@ -122,6 +130,7 @@ private:
 	std::function<void(unsigned)> irq_sink_[kFaultDevs];
 	std::multimap<uint64_t, std::pair<unsigned, unsigned>> late_msi_; // due ns -> dev, vector
 
+	std::function<bool(uint64_t, uint64_t)> ring_check_;
 	std::function<void(bool)> link_sink_;
 	bool host_link_ = true, fault_down_ = false;
 	uint64_t link_edge_ns_ = UINT64_MAX; // next change of fault_down_

@@ -34,6 +34,7 @@ Node::Node(sc_core::sc_module_name name, const NodeConfig &cfg)
 	fabric.bar_mem[pcie::kGpu].bind(gpu.bar_mem);
 	faults.set_link_sink([this](bool up) { nic.set_link(up); });
 	gpu.set_engine_fault([this] { return faults.gpu_engine_error(); });
+	faults.set_ring_check([this](uint64_t a, uint64_t n) { return nic.in_rings(a, n); });
 }
 
 Node::~Node() = default;
