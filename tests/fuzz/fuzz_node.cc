@@ -3,9 +3,9 @@
 // through libdevmemsim's C ABI, under ASan/UBSan: the input is a sequence
 // of guest, wire and host actions (fuzz_ops.h) played against the fake
 // host of fuzz_host.h; after every action the node must hold together
-// (check()). One node per process: DMS_FUZZ_MODE=functional|timed picks the
-// simulation mode; each input starts from reset devices and a clean
-// machine, and simulated time only moves forward. docs/fuzzing.md.
+// (docs/fuzzing.md lists the invariants). One node per process: DMS_FUZZ_MODE=functional|timed
+// picks the simulation mode; each input starts from reset devices and a clean machine, and
+// simulated time only moves forward. docs/fuzzing.md.
 
 #include <algorithm>
 #include <cstdint>
@@ -33,13 +33,15 @@ namespace
 
 Host *g_host;
 unsigned g_queues;
-bool g_trace;	       // DMS_FUZZ_TRACE=1: the operations of an input on stderr
-bool g_link_went_down; // in this input
+bool g_trace; // DMS_FUZZ_TRACE=1: the operations of an input on stderr
+// In this input: the link went down, or faults may drop sent frames (the NIC
+// completes and counts them, the wire never sees them).
+bool g_tx_may_vanish;
 
 const char *const kOpNames[kOpCount] = {
-	"reg-write",  "reg-read", "ram-write", "queue-setup", "rx-post",   "tx-post",  "wire-raw",
-	"wire-frame", "msix",	  "step",      "link",	      "nic-reset", "stats",    "gpu-job",
-	"crc-list",   "bars",	  "peer",      "bus-master",  "replug",	   "gpu-reset"};
+	"reg-write",  "reg-read", "ram-write", "queue-setup", "rx-post",   "tx-post",	"wire-raw",
+	"wire-frame", "msix",	  "step",      "link",	      "nic-reset", "stats",	"gpu-job",
+	"crc-list",   "bars",	  "peer",      "bus-master",  "replug",	   "gpu-reset", "faults"};
 
 // Queue q's rings and buffers in RAM (RxPost/TxPost/QueueSetup): one MiB
 // each, rings of up to 256 entries.
@@ -54,9 +56,10 @@ Layout layout(unsigned q)
 }
 struct QueueState {
 	unsigned log2 = 4, hbuf = 256, pbuf = 4096, htail = 0, ptail = 0, ttail = 0;
-	// Set up by kQueueSetup and its buffer rings written by kRxPost only
-	// since: the harness knows every RX buffer it gave the queue.
+	// Set up by kQueueSetup, and its buffer rings hold what kRxPost wrote
+	// (rings): the harness knows every RX buffer it gave the queue.
 	bool known = false;
+	std::vector<uint8_t> rings;
 };
 QueueState g_q[4];
 constexpr unsigned kHdrSlots = 64;
@@ -80,6 +83,13 @@ void check_nic_ram_write(uint64_t addr, uint64_t len)
 		if (!g_q[q].known || !len)
 			continue;
 		const Layout l = layout(q);
+		// Anything else that wrote the rings (the input, a GPU job, an
+		// MSI) may have given the NIC other buffers.
+		if (std::memcmp(g_q[q].rings.data(), g_host->ram() + (l.hring - kRamBase),
+				g_q[q].rings.size())) {
+			g_q[q].known = false;
+			continue;
+		}
 		check_in_one_buffer(addr, len, l.hdata, g_q[q].hbuf, kHdrSlots);
 		check_in_one_buffer(addr, len, l.pdata, g_q[q].pbuf, payload_slots(q));
 	}
@@ -150,9 +160,6 @@ void op_ram_write(Reader &r)
 {
 	const uint64_t off = r.u32() % kRamSize;
 	std::vector<uint8_t> b = r.bytes(r.u16() % 512);
-	for (unsigned q = 0; q < 4; q++)
-		if (off < layout(q).rcmpl - kRamBase && off + b.size() > layout(q).hring - kRamBase)
-			g_q[q].known = false; // buffer rings rewritten
 	std::copy_n(b.begin(), std::min<size_t>(b.size(), kRamSize - off), g_host->ram() + off);
 }
 
@@ -167,6 +174,8 @@ void op_queue_setup(Reader &r)
 	const uint8_t en = r.u8();
 	const Layout l = layout(q);
 	s.known = true;
+	const uint8_t *rings = g_host->ram() + (l.hring - kRamBase);
+	s.rings.assign(rings, rings + (l.rcmpl - l.hring));
 	// Disable, write, enable: the setup is latched at enable.
 	nic_wr(q, DMS_NIC_RXQ_CTRL, 0);
 	nic_wr(q, DMS_NIC_TXQ_CTRL, 0);
@@ -201,6 +210,8 @@ void op_rx_post(Reader &r)
 		std::memcpy(g_host->ram() + (l.hring + 16 * h - kRamBase), &hb, 16);
 		std::memcpy(g_host->ram() + (l.pring + 16 * p - kRamBase), &pb, 16);
 	}
+	const uint8_t *rings = g_host->ram() + (l.hring - kRamBase);
+	s.rings.assign(rings, rings + (l.rcmpl - l.hring));
 	nic_wr(q, DMS_NIC_RXQ_HBUF_TAIL, s.htail & mask);
 	nic_wr(q, DMS_NIC_RXQ_PBUF_TAIL, s.ptail & mask);
 }
@@ -306,6 +317,41 @@ void op_crc_list(Reader &r)
 	dms_reg_write(n, DMS_DEV_GPU, DMS_GPU_REG_CRC_DOORBELL, 1, 4);
 }
 
+// Fault injection settings (dms_node_set_faults): the keys a mask selects,
+// each with a value from one byte (rates v/255, the Nth access v, times in
+// microseconds). Settings the model refuses leave the old ones.
+void op_faults(Reader &r)
+{
+	static const struct {
+		const char *key;
+		char kind; // r: rate, n: count, t: time
+	} keys[] = {{"rx_drop_rate", 'r'},	    {"rx_corrupt_rate", 'r'},
+		    {"tx_drop_rate", 'r'},	    {"tx_corrupt_rate", 'r'},
+		    {"nic_dma_error_rate", 'r'},    {"nic_dma_error_nth", 'n'},
+		    {"gpu_dma_error_rate", 'r'},    {"gpu_dma_error_nth", 'n'},
+		    {"link_down_after_ns", 't'},    {"link_down_ns", 't'},
+		    {"link_flap_period_ns", 't'},   {"nic_msi_drop_rate", 'r'},
+		    {"gpu_msi_drop_rate", 'r'},	    {"nic_msi_delay_rate", 'r'},
+		    {"gpu_msi_delay_rate", 'r'},    {"msi_delay_ns", 't'},
+		    {"gpu_engine_error_rate", 'r'}, {"seed", 'n'}};
+	const uint32_t mask = r.u32();
+	std::string settings;
+	for (unsigned i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		if (!(mask >> i & 1))
+			continue;
+		const unsigned v = r.u8();
+		const std::string val = keys[i].kind == 'r'   ? std::to_string(v / 255.0)
+					: keys[i].kind == 'n' ? std::to_string(v)
+							      : std::to_string(v * 1000u);
+		settings += std::string(settings.empty() ? "" : " ") + keys[i].key + "=" + val;
+	}
+	char err[256];
+	if (dms_node_set_faults(g_host->node(), settings.c_str(), err, sizeof(err)) == 0)
+		g_tx_may_vanish = true;
+	else if (g_trace)
+		std::fprintf(stderr, "  refused: %s\n", err);
+}
+
 // Every counter of the stats JSON: a plain non-negative integer below
 // 2^53 (JSON-safe), and the NIC's frame counts within what crossed the
 // host boundary since the last reset.
@@ -321,10 +367,12 @@ void check_stats()
 	const std::string js = dms_node_stats_json(g_host->node());
 	for (size_t at = js.find(": "); at != std::string::npos; at = js.find(": ", at + 1)) {
 		const char c = js[at + 2];
-		if (c == '-')
-			fail("negative counter at byte %llu of the stats JSON", at);
-		if (c >= '0' && c <= '9' && std::strtoull(js.c_str() + at + 2, nullptr, 10) >> 53)
-			fail("absurd counter at byte %llu of the stats JSON", at);
+		if (c == '-' ||
+		    (c >= '0' && c <= '9' && std::strtoull(js.c_str() + at + 2, nullptr, 10) >> 53)) {
+			std::fprintf(stderr, "fuzz-node: ...%s...\n",
+				     js.substr(at > 40 ? at - 40 : 0, 80).c_str());
+			fail("negative or absurd counter at byte %llu of the stats JSON", at);
+		}
 	}
 	const size_t nic = js.find("\"nic\": ");
 	if (nic == std::string::npos)
@@ -334,7 +382,7 @@ void check_stats()
 		fail("NIC counted %llu frames received, %llu were given to it",
 		     counter(n, "rx_frames"), g_host->frames_taken());
 	// With the link down the NIC completes (and counts) frames it drops.
-	if (!g_link_went_down && counter(n, "tx_frames") > g_host->frames_sent())
+	if (!g_tx_may_vanish && counter(n, "tx_frames") > g_host->frames_sent())
 		fail("NIC counted %llu frames sent, %llu reached the wire", counter(n, "tx_frames"),
 		     g_host->frames_sent());
 }
@@ -347,13 +395,16 @@ void reset_node()
 	dms_nic_reset(n);
 	dms_nic_set_link(n, 1);
 	dms_gpu_reset(n);
+	char err[256];
+	if (dms_node_set_faults(n, "", err, sizeof(err)))
+		fail("dms_node_set_faults(\"\") refused");
 	g_host->run(1000);
 	g_host->clear();
 	for (QueueState &s : g_q)
 		s = QueueState{};
 	dms_node_reset_stats(n);
 	g_host->reset_counts();
-	g_link_went_down = false;
+	g_tx_may_vanish = false;
 }
 
 void play(Reader &r)
@@ -394,7 +445,7 @@ void play(Reader &r)
 		break;
 	case kLink: {
 		const bool up = r.u8() & 1;
-		g_link_went_down |= !up;
+		g_tx_may_vanish |= !up;
 		dms_nic_set_link(n, up);
 		break;
 	}
@@ -426,6 +477,9 @@ void play(Reader &r)
 		break;
 	case kGpuReset:
 		dms_gpu_reset(n);
+		break;
+	case kFaults:
+		op_faults(r);
 		break;
 	}
 }

@@ -33,6 +33,7 @@ enum Op : uint8_t {
 	kBusMaster,  // dev, on
 	kReplug,     // dev: hot-unplug and plug again
 	kGpuReset,   //
+	kFaults,     // key mask32, one value byte per key set
 	kOpCount
 };
 

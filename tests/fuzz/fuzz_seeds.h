@@ -83,8 +83,9 @@ inline void driver_seeds(std::vector<std::vector<uint8_t>> &out)
 // Issue 10's hostile actions, one input each.
 inline void hostile_seeds(std::vector<std::vector<uint8_t>> &out)
 {
-	Writer pbuf0;	       // 1: RXQ_PBUF_SIZE = 0 after enable, then a frame
-	queue(pbuf0, 0, 2, 1); // no RSS: every frame to queue 0
+	// 1: RXQ_PBUF_SIZE = 0 after enable, then a frame (no RSS: to queue 0)
+	Writer pbuf0;
+	queue(pbuf0, 0, 2, 1);
 	reg(pbuf0, DMS_DEV_NIC, DMS_NIC_Q_BASE(0) + DMS_NIC_RXQ_PBUF_SIZE, 0);
 	frame(pbuf0, 0, 0, 1000);
 	step(pbuf0, 0x81);
@@ -108,7 +109,12 @@ inline void hostile_seeds(std::vector<std::vector<uint8_t>> &out)
 	storm.op(kTxPost).u8(0).u8(0).u8(0).u16(64).u8(1).u8(0);
 	step(step(storm, 0xc5), 0xc5);
 	out.push_back(storm.out);
+}
 
+// Issue 10's hostile actions on the memory side: the GPU BAR or the whole
+// GPU gone under traffic, bus mastering off, small header buffers, faults.
+inline void hostile_memory_seeds(std::vector<std::vector<uint8_t>> &out)
+{
 	Writer unplug; // 4: GPU memory BAR unmapped, NIC buffers pointing into it
 	queue(unplug, 0, 2, 1);
 	for (unsigned i = 0; i < 8; i++)
@@ -140,6 +146,23 @@ inline void hostile_seeds(std::vector<std::vector<uint8_t>> &out)
 	step(hbuf, 0x81);
 	out.push_back(hbuf.out);
 
+	Writer faults; // every fault injected at once under NIC and GPU traffic
+	faults.op(kFaults).u32(0x3ffff);
+	for (uint8_t v : {20, 20, 20, 20, 10, 7, 10, 3, 50, 20, 100, 20, 20, 40, 40, 5, 60, 9})
+		faults.u8(v);
+	msix(faults, DMS_DEV_NIC, 1, kToApic, 0, 1);
+	msix(faults, DMS_DEV_GPU, 0, kToApic, 0, 2);
+	reg(faults, DMS_DEV_GPU, DMS_GPU_REG_IRQ_MASK, 7);
+	queue(faults, 0, 2, 3); // split + checksum
+	faults.op(kPeer).u8(1);
+	for (unsigned i = 0; i < 6; i++) {
+		frame(faults, 0x10, uint8_t(i), uint16_t(200 * i + 100));
+		faults.op(kTxPost).u8(0).u8(0x10).u8(1).u16(500).u8(2).u8(4);
+		faults.op(kGpuJob).u8(uint8_t(i)).u32(0).u8(kToRam).u32(0x9000).u32(4096);
+		step(faults, 0x45);
+	}
+	out.push_back(faults.out);
+
 	Writer peer; // a synchronous peer resets the NIC while it sends
 	queue(peer, 0, 2, 1);
 	peer.op(kPeer).u8(2).op(kTxPost).u8(0).u8(0).u8(0).u16(300).u8(2).u8(0);
@@ -153,6 +176,7 @@ inline std::vector<std::vector<uint8_t>> seeds()
 	std::vector<std::vector<uint8_t>> out;
 	driver_seeds(out);
 	hostile_seeds(out);
+	hostile_memory_seeds(out);
 	return out;
 }
 
