@@ -134,6 +134,26 @@ static void devmemsim_node_set_reset_stats(Object *obj, bool value,
     }
 }
 
+/* Fault injection at run time: qom-set NODE faults "rx_drop_rate=0.01 ..." */
+static void devmemsim_node_set_faults(Object *obj, const char *value,
+                                      Error **errp)
+{
+    DevmemsimNode *s = DEVMEMSIM_NODE(obj);
+    char err[512];
+
+    if (!s->model) {
+        error_setg(errp, "faults: set them in the node config ([faults]) "
+                         "until the node is created");
+        return;
+    }
+    if (dms_node_set_faults(s->model, value, err, sizeof(err)) < 0) {
+        error_setg(errp, "%s", err);
+        return;
+    }
+    /* A link schedule or held-back MSIs move the model's deadline. */
+    devmemsim_node_rearm(s);
+}
+
 static char *devmemsim_node_get_stats_json(Object *obj, Error **errp)
 {
     return g_strdup(DEVMEMSIM_NODE(obj)->stats_json);
@@ -185,6 +205,12 @@ static void devmemsim_node_class_init(ObjectClass *oc, void *data)
     object_class_property_add_str(oc, "stats", devmemsim_node_get_stats, NULL);
     object_class_property_set_description(
         oc, "stats", "the node's counters as JSON (docs/stats.md)");
+    object_class_property_add_str(oc, "faults", NULL,
+                                  devmemsim_node_set_faults);
+    object_class_property_set_description(
+        oc, "faults",
+        "fault injection settings, key=value as the [faults] "
+        "table of the node config (replaces the current ones)");
     object_class_property_add_bool(oc, "reset-stats", NULL,
                                    devmemsim_node_set_reset_stats);
     object_class_property_set_description(oc, "reset-stats",
