@@ -128,6 +128,19 @@ class GpuEngines(unittest.TestCase):
         self.assertEqual(self.qt.readl(self.regs), C.DMS_GPU_ID_MAGIC)  # registers intact
         self.assertEqual(self.stats()["pcie"]["dma_faults"], 2)
 
+    def test_no_dma_without_bus_master(self):
+        # P2P into the GPU's own BAR2 and guest RAM alike: the fabric refuses.
+        bdf = self.pci.devices[GPU]
+        self.qt.cfg_write(bdf, 0x4, 0x2)  # memory space only
+        try:
+            for host in (HOST_DST, self.mem + 0x100000):
+                status = self.copy(0, host, 4096, False)
+                self.assertEqual(status, DONE | ERROR | C.DMS_GPU_ERR_HOST_DMA << ERR)
+        finally:
+            self.qt.cfg_write(bdf, 0x4, 0x6)
+        self.assertEqual(self.stats()["pcie"]["dma_faults"], 2)
+        self.assertEqual(self.copy(0, HOST_DST, 4096, False), DONE)
+
     def test_random_register_writes_keep_qemu_alive(self):
         rng = random.Random(3)
         for _ in range(3000):

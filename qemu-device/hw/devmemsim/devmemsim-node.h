@@ -22,10 +22,17 @@ struct DevmemsimNode {
     Notifier exit_notifier;
     dms_node *model;      /* created when the object is completed */
     QEMUTimer step_timer; /* QEMU_CLOCK_VIRTUAL; steps the SystemC kernel */
+    QEMUBH *step_bh;      /* continues a step that ran out of budget */
     bool stepping;        /* inside dms_node_step() */
     bool has_nic;
     bool has_gpu;
 };
+
+/* "nic" or "gpu", as trace events name the devices. */
+static inline const char *devmemsim_dev_name(enum dms_dev dev)
+{
+    return dev == DMS_DEV_NIC ? "nic" : "gpu";
+}
 
 /* Claim the node's NIC or GPU for a device being realized. */
 bool devmemsim_node_claim(DevmemsimNode *node, enum dms_dev dev, Error **errp);

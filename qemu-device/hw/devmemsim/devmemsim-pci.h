@@ -16,6 +16,18 @@ typedef struct DevmemsimFunction {
     enum dms_dev dev;
     MemoryRegion regs; /* register BAR, forwarded to the model */
     struct dms_dev_ops ops;
+    /*
+     * MSI-X vectors the model raised, delivered by irq_bh: a bottom half
+     * under the device's re-entrancy guard, never from inside a model
+     * call, so a message aimed at our own registers is refused by QEMU
+     * instead of re-entering the model.
+     */
+    unsigned long *irq_pending;
+    QEMUBH *irq_bh;
+    uint64_t bar_addr[PCI_NUM_REGIONS - 1]; /* as last told to the model */
+    uint64_t bar_size[PCI_NUM_REGIONS - 1];
+    bool bus_master; /* as last told to the model */
+    bool attached;
 } DevmemsimFunction;
 
 /*
@@ -31,12 +43,17 @@ bool devmemsim_function_realize(PCIDevice *pdev, DevmemsimFunction *fn,
                                 unsigned nvectors,
                                 void (*send)(void *, const uint8_t *, size_t),
                                 void (*rx_ready)(void *), Error **errp);
-void devmemsim_function_exit(PCIDevice *pdev);
+/*
+ * Undo realize: detach from the model (it forgets every pointer this
+ * function gave it), drop pending interrupts, free MSI-X.
+ */
+void devmemsim_function_exit(DevmemsimFunction *fn);
 
 /*
  * Class setup every devmemsim function shares: our vendor, subsystem and
- * revision, the given device and class IDs, and no migration (the model's
- * state is not migratable).
+ * revision, the given device and class IDs, no migration (the model's
+ * state is not migratable) and no hot-unplug (the node's model outlives
+ * the device; a guest must not be able to eject it).
  */
 void devmemsim_function_class_init(PCIDeviceClass *k, uint16_t device_id,
                                    uint16_t class_id);
@@ -44,10 +61,12 @@ void devmemsim_function_class_init(PCIDeviceClass *k, uint16_t device_id,
 /*
  * Config space writes of every devmemsim function: after QEMU's own
  * handling, tell the model where the guest put the BARs, so the fabric can
- * route peer-to-peer. Also called after a reset, which unmaps them.
+ * route peer-to-peer, and whether bus mastering is on, so the fabric
+ * refuses the device's DMA (P2P included) when it is off. Also called
+ * after a reset, which unmaps them and turns bus mastering off.
  */
 void devmemsim_function_config_write(DevmemsimFunction *fn, uint32_t addr,
                                      uint32_t val, int len);
-void devmemsim_function_update_bars(DevmemsimFunction *fn);
+void devmemsim_function_sync_config(DevmemsimFunction *fn);
 
 #endif

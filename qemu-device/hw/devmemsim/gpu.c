@@ -45,7 +45,7 @@ static void devmemsim_gpu_realize(PCIDevice *pdev, Error **errp)
     size = dms_gpu_mem_size(s->fn.node->model);
     if (!memory_region_init_ram_flags_nomigrate(
             &s->mem, OBJECT(s), "devmemsim-gpu-mem", size, RAM_SHARED, errp)) {
-        devmemsim_function_exit(pdev);
+        devmemsim_function_exit(&s->fn);
         return;
     }
     dms_gpu_set_memory(s->fn.node->model, memory_region_get_ram_ptr(&s->mem));
@@ -64,12 +64,15 @@ static void devmemsim_gpu_write_config(PCIDevice *pdev, uint32_t addr,
 
 static void devmemsim_gpu_reset(DeviceState *dev)
 {
-    devmemsim_function_update_bars(&DEVMEMSIM_GPU(dev)->fn);
+    DevmemsimGpu *s = DEVMEMSIM_GPU(dev);
+
+    dms_gpu_reset(s->fn.node->model);
+    devmemsim_function_sync_config(&s->fn);
 }
 
 static void devmemsim_gpu_exit(PCIDevice *pdev)
 {
-    devmemsim_function_exit(pdev);
+    devmemsim_function_exit(&DEVMEMSIM_GPU(pdev)->fn);
 }
 
 static const Property devmemsim_gpu_props[] = {

@@ -14,6 +14,7 @@
 #include "qemu/module.h"
 #include "devmemsim/pci_ids.h"
 #include "devmemsim-pci.h"
+#include "trace.h"
 
 #define TYPE_DEVMEMSIM_NIC "devmemsim-nic"
 OBJECT_DECLARE_SIMPLE_TYPE(DevmemsimNic, DEVMEMSIM_NIC)
@@ -33,8 +34,10 @@ static ssize_t devmemsim_nic_receive(NetClientState *nc, const uint8_t *buf,
 
     /* 0: the NIC's FIFO is full; QEMU queues the frame until rx_ready. */
     if (!dms_nic_receive(s->fn.node->model, buf, size)) {
+        trace_devmemsim_nic_rx(size, false);
         return 0;
     }
+    trace_devmemsim_nic_rx(size, true);
     devmemsim_node_kick(s->fn.node);
     return size;
 }
@@ -58,6 +61,7 @@ static void devmemsim_nic_send(void *opaque, const uint8_t *frame, size_t len)
 {
     DevmemsimNic *s = container_of(opaque, DevmemsimNic, fn);
 
+    trace_devmemsim_nic_tx(len);
     qemu_send_packet(qemu_get_queue(s->nic), frame, len);
 }
 
@@ -99,15 +103,15 @@ static void devmemsim_nic_reset(DeviceState *dev)
     DevmemsimNic *s = DEVMEMSIM_NIC(dev);
 
     dms_nic_reset(s->fn.node->model);
-    devmemsim_function_update_bars(&s->fn);
+    devmemsim_function_sync_config(&s->fn);
 }
 
 static void devmemsim_nic_exit(PCIDevice *pdev)
 {
     DevmemsimNic *s = DEVMEMSIM_NIC(pdev);
 
+    devmemsim_function_exit(&s->fn);
     qemu_del_nic(s->nic);
-    devmemsim_function_exit(pdev);
 }
 
 static const Property devmemsim_nic_props[] = {

@@ -12,15 +12,27 @@
 #include "qom/object_interfaces.h"
 #include "qemu/error-report.h"
 #include "qemu/module.h"
+#include "qemu/main-loop.h"
 #include "system/system.h"
 #include "devmemsim-node.h"
+#include "trace.h"
 
+/*
+ * Work due now (a doorbell, or a step that stopped at its work budget)
+ * runs from a bottom half: a timer armed in the past would fire again in
+ * the same timer run, and QEMU's main loop (QMP, I/O) would not get a
+ * turn until the model had nothing left to do at this time.
+ */
 static void devmemsim_node_rearm(DevmemsimNode *s)
 {
     uint64_t deadline = dms_node_deadline_ns(s->model);
+    int64_t now = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
 
     if (deadline == DMS_NO_DEADLINE) {
         timer_del(&s->step_timer);
+    } else if (deadline <= (uint64_t)now) {
+        timer_del(&s->step_timer);
+        qemu_bh_schedule(s->step_bh);
     } else {
         timer_mod(&s->step_timer, (int64_t)MIN(deadline, INT64_MAX));
     }
@@ -29,11 +41,19 @@ static void devmemsim_node_rearm(DevmemsimNode *s)
 static void devmemsim_node_step(void *opaque)
 {
     DevmemsimNode *s = opaque;
+    int64_t now = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
 
     s->stepping = true;
-    dms_node_step(s->model, qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL));
+    dms_node_step(s->model, now);
     s->stepping = false;
+    trace_devmemsim_step(now, dms_node_deadline_ns(s->model));
     devmemsim_node_rearm(s);
+}
+
+static void devmemsim_node_trace_line(void *opaque, enum dms_dev dev,
+                                      const char *line)
+{
+    trace_devmemsim_model(devmemsim_dev_name(dev), line);
 }
 
 void devmemsim_node_kick(DevmemsimNode *s)
@@ -82,7 +102,12 @@ static void devmemsim_node_complete(UserCreatable *uc, Error **errp)
         error_setg(errp, "devmemsim-node: %s", err);
         return;
     }
+    /* The model formats its trace lines only while someone reads them. */
+    if (trace_event_get_state_backends(TRACE_DEVMEMSIM_MODEL)) {
+        dms_node_set_trace(s->model, devmemsim_node_trace_line, s);
+    }
     timer_init_ns(&s->step_timer, QEMU_CLOCK_VIRTUAL, devmemsim_node_step, s);
+    s->step_bh = qemu_bh_new(devmemsim_node_step, s);
     devmemsim_node_rearm(s);
     if (s->stats_json) {
         s->exit_notifier.notify = devmemsim_node_write_stats;
@@ -178,6 +203,7 @@ static void devmemsim_node_finalize(Object *obj)
 
     if (s->model) {
         timer_del(&s->step_timer);
+        qemu_bh_delete(s->step_bh);
         if (s->stats_json) {
             qemu_remove_exit_notifier(&s->exit_notifier);
         }

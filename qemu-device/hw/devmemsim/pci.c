@@ -12,15 +12,20 @@
 #include "exec/memory.h"
 #include "qemu/range.h"
 #include "qemu/rcu.h"
+#include "qemu/bitmap.h"
+#include "qemu/main-loop.h"
 #include "devmemsim-pci.h"
+#include "trace.h"
 
 #define DEVMEMSIM_PCIE_CAP_OFFSET 0xa0
 
 static uint64_t devmemsim_regs_read(void *opaque, hwaddr addr, unsigned size)
 {
     DevmemsimFunction *fn = opaque;
+    uint64_t val = dms_reg_read(fn->node->model, fn->dev, addr, size);
 
-    return dms_reg_read(fn->node->model, fn->dev, addr, size);
+    trace_devmemsim_mmio_read(devmemsim_dev_name(fn->dev), addr, size, val);
+    return val;
 }
 
 static void devmemsim_regs_write(void *opaque, hwaddr addr, uint64_t val,
@@ -28,6 +33,7 @@ static void devmemsim_regs_write(void *opaque, hwaddr addr, uint64_t val,
 {
     DevmemsimFunction *fn = opaque;
 
+    trace_devmemsim_mmio_write(devmemsim_dev_name(fn->dev), addr, size, val);
     dms_reg_write(fn->node->model, fn->dev, addr, val, size);
     devmemsim_node_kick(fn->node);
 }
@@ -77,29 +83,54 @@ static int devmemsim_dma(void *opaque, uint64_t addr, void *buf, uint64_t len,
 {
     DevmemsimFunction *fn = opaque;
     AddressSpace *as = pci_get_address_space(fn->pdev);
+    const char *name = devmemsim_dev_name(fn->dev);
 
-    if (addr + len < addr || !devmemsim_dma_is_ram(as, addr, len, is_write)) {
+    if (addr + len < addr || !devmemsim_dma_is_ram(as, addr, len, is_write) ||
+        pci_dma_rw(fn->pdev, addr, buf, len,
+                   is_write ? DMA_DIRECTION_FROM_DEVICE
+                            : DMA_DIRECTION_TO_DEVICE,
+                   MEMTXATTRS_UNSPECIFIED) != MEMTX_OK) {
+        trace_devmemsim_dma_fault(name, addr, len, is_write);
         return -1;
     }
-    return pci_dma_rw(fn->pdev, addr, buf, len,
-                      is_write ? DMA_DIRECTION_FROM_DEVICE
-                               : DMA_DIRECTION_TO_DEVICE,
-                      MEMTXATTRS_UNSPECIFIED) == MEMTX_OK
-               ? 0
-               : -1;
+    trace_devmemsim_dma(name, addr, len, is_write);
+    return 0;
 }
 
+/* From inside a model call: only note the vector (see irq_bh). */
 static void devmemsim_irq(void *opaque, unsigned vector)
 {
     DevmemsimFunction *fn = opaque;
 
-    if (vector < fn->pdev->msix_entries_nr) {
-        msix_notify(fn->pdev, vector);
+    if (vector >= fn->pdev->msix_entries_nr) {
+        return;
+    }
+    set_bit(vector, fn->irq_pending);
+    qemu_bh_schedule(fn->irq_bh);
+}
+
+static void devmemsim_irq_deliver(void *opaque)
+{
+    DevmemsimFunction *fn = opaque;
+    unsigned nr = fn->pdev->msix_entries_nr;
+
+    for (unsigned v = find_first_bit(fn->irq_pending, nr); v < nr;
+         v = find_next_bit(fn->irq_pending, nr, v + 1)) {
+        clear_bit(v, fn->irq_pending);
+        trace_devmemsim_msix(devmemsim_dev_name(fn->dev), v);
+        msix_notify(fn->pdev, v);
     }
 }
 
-void devmemsim_function_update_bars(DevmemsimFunction *fn)
+void devmemsim_function_sync_config(DevmemsimFunction *fn)
 {
+    const char *name = devmemsim_dev_name(fn->dev);
+    bool master =
+        pci_get_word(fn->pdev->config + PCI_COMMAND) & PCI_COMMAND_MASTER;
+
+    if (!fn->attached) {
+        return;
+    }
     for (int bar = 0; bar < PCI_NUM_REGIONS - 1; bar++) {
         pcibus_t addr = pci_get_bar_addr(fn->pdev, bar);
         uint64_t size = fn->pdev->io_regions[bar].size;
@@ -108,8 +139,18 @@ void devmemsim_function_update_bars(DevmemsimFunction *fn)
             addr = 0;
             size = 0;
         }
+        if (addr != fn->bar_addr[bar] || size != fn->bar_size[bar]) {
+            trace_devmemsim_bar(name, bar, addr, size);
+            fn->bar_addr[bar] = addr;
+            fn->bar_size[bar] = size;
+        }
         dms_set_bar(fn->node->model, fn->dev, bar, addr, size);
     }
+    if (master != fn->bus_master) {
+        trace_devmemsim_bus_master(name, master);
+        fn->bus_master = master;
+    }
+    dms_set_bus_master(fn->node->model, fn->dev, master);
 }
 
 void devmemsim_function_config_write(DevmemsimFunction *fn, uint32_t addr,
@@ -118,7 +159,7 @@ void devmemsim_function_config_write(DevmemsimFunction *fn, uint32_t addr,
     pci_default_write_config(fn->pdev, addr, val, len);
     if (ranges_overlap(addr, len, PCI_BASE_ADDRESS_0, 24) ||
         ranges_overlap(addr, len, PCI_COMMAND, 2)) {
-        devmemsim_function_update_bars(fn);
+        devmemsim_function_sync_config(fn);
     }
 }
 
@@ -154,7 +195,6 @@ bool devmemsim_function_realize(PCIDevice *pdev, DevmemsimFunction *fn,
         .send = send,
         .rx_ready = rx_ready,
     };
-    dms_dev_attach(fn->node->model, dev, &fn->ops, fn);
 
     pci_config_set_interrupt_pin(pdev->config, 1);
     memory_region_init_io(&fn->regs, OBJECT(pdev), &devmemsim_regs_ops, fn,
@@ -175,13 +215,28 @@ bool devmemsim_function_realize(PCIDevice *pdev, DevmemsimFunction *fn,
         msix_uninit_exclusive_bar(pdev);
         return false;
     }
+    fn->irq_pending = bitmap_new(nvectors);
+    fn->irq_bh = qemu_bh_new_guarded(devmemsim_irq_deliver, fn,
+                                     &DEVICE(pdev)->mem_reentrancy_guard);
+    dms_dev_attach(fn->node->model, dev, &fn->ops, fn);
+    fn->attached = true;
+    devmemsim_function_sync_config(fn);
     return true;
 }
 
-void devmemsim_function_exit(PCIDevice *pdev)
+void devmemsim_function_exit(DevmemsimFunction *fn)
 {
-    msix_unuse_all_vectors(pdev);
-    msix_uninit_exclusive_bar(pdev);
+    /* However the device goes (unplug, failed realize), nothing the model
+     * holds may point into it afterwards. */
+    if (fn->attached) {
+        dms_dev_detach(fn->node->model, fn->dev);
+        fn->attached = false;
+        devmemsim_node_kick(fn->node);
+    }
+    g_clear_pointer(&fn->irq_bh, qemu_bh_delete);
+    g_clear_pointer(&fn->irq_pending, g_free);
+    msix_unuse_all_vectors(fn->pdev);
+    msix_uninit_exclusive_bar(fn->pdev);
 }
 
 static const VMStateDescription devmemsim_vmstate = {
@@ -201,4 +256,5 @@ void devmemsim_function_class_init(PCIDeviceClass *k, uint16_t device_id,
     k->revision = DMS_PCI_REVISION;
     k->class_id = class_id;
     dc->vmsd = &devmemsim_vmstate;
+    dc->hotpluggable = false;
 }
