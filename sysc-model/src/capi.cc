@@ -79,6 +79,7 @@ dms_node *dms_node_new(const char *config_path, char *err, size_t errlen)
 		n->node = std::make_unique<devmemsim::Node>("node", cfg);
 		dms_node *raw = n.get();
 		n->node->gpu.set_trace(&n->trace_sink);
+		n->node->nic.set_trace(&n->trace_sink);
 		n->node->fabric.set_host_dma([raw](unsigned port, uint64_t addr, void *buf,
 						   uint64_t len, bool is_write) {
 			const dms_node::Host &h =

@@ -53,7 +53,10 @@ protected:
 		if (ring_on_irq_)
 			wr(DMS_GPU_REG_COPY_DOORBELL, 1);
 	}
-	static uint32_t rd(uint32_t off) { return uint32_t(dms_reg_read(node_, DMS_DEV_GPU, off, 4)); }
+	static uint32_t rd(uint32_t off)
+	{
+		return uint32_t(dms_reg_read(node_, DMS_DEV_GPU, off, 4));
+	}
 	static void wr(uint32_t off, uint32_t v) { dms_reg_write(node_, DMS_DEV_GPU, off, v, 4); }
 	static void wr64(uint32_t off, uint64_t v) { dms_reg_write(node_, DMS_DEV_GPU, off, v, 8); }
 	static void step_to_deadline() { dms_node_step(node_, dms_node_deadline_ns(node_)); }
@@ -133,7 +136,8 @@ TEST_F(GpuHardening, HugeJobRunsOverManySteps)
 	EXPECT_LE(dms_node_deadline_ns(node_), now_ns(node_));
 	fake_host::run_until_idle(node_, 1000);
 	EXPECT_EQ(rd(DMS_GPU_REG_CRC_STATUS), DMS_GPU_STATUS_DONE);
-	EXPECT_EQ(rd(DMS_GPU_REG_CRC_RESULT), devmemsim::crc32c_update(0xffffffff, mem_->data(), len));
+	EXPECT_EQ(rd(DMS_GPU_REG_CRC_RESULT),
+		  devmemsim::crc32c_update(0xffffffff, mem_->data(), len));
 	EXPECT_EQ(host_->irqs.size(), 1u);
 }
 
@@ -185,6 +189,32 @@ TEST_F(GpuHardening, NoDmaWithoutBusMaster)
 	dms_set_bar(node_, DMS_DEV_GPU, DMS_GPU_BAR_MEM, 0, 0);
 }
 
+// The model's trace: one line per doorbell, job and interrupt, naming the
+// device; nothing once the hook is removed.
+TEST_F(GpuHardening, TraceLinesReachTheHost)
+{
+	static std::vector<std::string> lines;
+	lines.clear();
+	dms_node_set_trace(
+		node_,
+		[](void *, dms_dev dev, const char *line) {
+			lines.push_back(std::string(dev == DMS_DEV_GPU ? "gpu: " : "nic: ") + line);
+		},
+		nullptr);
+	start_crc(4096);
+	fake_host::run_until_idle(node_, 100);
+	dms_node_set_trace(node_, nullptr, nullptr);
+	ASSERT_GE(lines.size(), 3u);
+	EXPECT_EQ(lines[0].rfind("gpu: crc doorbell: dev 0x0 host 0x0 len 0x1000", 0), 0u)
+		<< lines[0];
+	EXPECT_NE(std::find(lines.begin(), lines.end(), "gpu: crc job done: 4096 bytes, error 0"),
+		  lines.end());
+	const size_t seen = lines.size();
+	start_crc(4096);
+	fake_host::run_until_idle(node_, 100);
+	EXPECT_EQ(lines.size(), seen);
+}
+
 // After detach the model uses nothing the host gave it: no memory, no
 // callbacks, no window (runs last: the GPU stays detached).
 TEST_F(GpuHardening, ZDetachForgetsHost)
@@ -200,8 +230,9 @@ TEST_F(GpuHardening, ZDetachForgetsHost)
 	start_crc(4096);
 	copy(0, fake_host::kRamBase, 4096, DMS_GPU_COPY_TO_DEV);
 	fake_host::run_until_idle(node_, 100);
-	EXPECT_EQ(rd(DMS_GPU_REG_CRC_STATUS), DMS_GPU_STATUS_DONE | DMS_GPU_STATUS_ERROR |
-						      DMS_GPU_ERR_DEV_RANGE << DMS_GPU_STATUS_ERR_SHIFT);
+	EXPECT_EQ(rd(DMS_GPU_REG_CRC_STATUS),
+		  DMS_GPU_STATUS_DONE | DMS_GPU_STATUS_ERROR |
+			  DMS_GPU_ERR_DEV_RANGE << DMS_GPU_STATUS_ERR_SHIFT);
 	EXPECT_TRUE(host_->irqs.empty());
 	EXPECT_TRUE(std::all_of(mem_->begin(), mem_->end(), [](uint8_t b) { return b == 0xa5; }));
 }

@@ -69,10 +69,8 @@ uint64_t dms_node_deadline_ns(const dms_node *node);
  * (truncated to size) and are ignored on write: a guest can never make the
  * model fail through registers.
  */
-uint64_t dms_reg_read(dms_node *node, enum dms_dev dev, uint64_t off,
-		      unsigned size);
-void dms_reg_write(dms_node *node, enum dms_dev dev, uint64_t off,
-		   uint64_t val, unsigned size);
+uint64_t dms_reg_read(dms_node *node, enum dms_dev dev, uint64_t off, unsigned size);
+void dms_reg_write(dms_node *node, enum dms_dev dev, uint64_t off, uint64_t val, unsigned size);
 
 /*
  * What a device's host side (its QEMU PCI function) does for the model.
@@ -84,14 +82,12 @@ void dms_reg_write(dms_node *node, enum dms_dev dev, uint64_t off,
  * says the NIC has room again after dms_nic_receive() refused a frame.
  */
 struct dms_dev_ops {
-	int (*dma)(void *opaque, uint64_t addr, void *buf, uint64_t len,
-		   int is_write);
+	int (*dma)(void *opaque, uint64_t addr, void *buf, uint64_t len, int is_write);
 	void (*irq)(void *opaque, unsigned vector);
 	void (*send)(void *opaque, const uint8_t *frame, size_t len);
 	void (*rx_ready)(void *opaque);
 };
-void dms_dev_attach(dms_node *node, enum dms_dev dev,
-		    const struct dms_dev_ops *ops, void *opaque);
+void dms_dev_attach(dms_node *node, enum dms_dev dev, const struct dms_dev_ops *ops, void *opaque);
 /*
  * The device's host side goes away (QEMU: unrealize, hot-unplug): the
  * device is reset (running jobs stop), the model forgets its callbacks,
@@ -113,8 +109,7 @@ void dms_set_bus_master(dms_node *node, enum dms_dev dev, int on);
  * (size 0). The fabric routes peer-to-peer requests into the GPU's memory
  * BAR by these windows; register BARs are not peer-to-peer targets.
  */
-void dms_set_bar(dms_node *node, enum dms_dev dev, unsigned bar, uint64_t addr,
-		 uint64_t size);
+void dms_set_bar(dms_node *node, enum dms_dev dev, unsigned bar, uint64_t addr, uint64_t size);
 
 /* The GPU's device memory: dms_gpu_mem_size() bytes shared with QEMU. */
 void dms_gpu_set_memory(dms_node *node, void *mem);
@@ -132,25 +127,22 @@ const char *dms_node_stats_json(dms_node *node);
 void dms_node_reset_stats(dms_node *node);
 
 /*
- * Replace the node's fault injection settings (the [faults] table of
- * configs/node/default.toml) at run time: "key=value" pairs separated by
- * commas or blanks; keys not given are off, "" turns every fault off.
- * Returns 0, or -1 with a one-line message in err (errlen bytes) and the
- * settings unchanged.
- */
-int dms_node_set_faults(dms_node *node, const char *settings, char *err,
-			size_t errlen);
-
-/*
  * The model's own trace: while fn is set, every device hands it one line
  * per event (doorbells, jobs, descriptors, completions, drops and their
  * reasons); dev says which device. NULL turns tracing off, which then
  * costs nothing. fn runs inside model calls and must not call the model.
  */
 void dms_node_set_trace(dms_node *node,
-			void (*fn)(void *opaque, enum dms_dev dev,
-				   const char *line),
-			void *opaque);
+			void (*fn)(void *opaque, enum dms_dev dev, const char *line), void *opaque);
+
+/*
+ * Replace the node's fault injection settings (the [faults] table of
+ * configs/node/default.toml) at run time: "key=value" pairs separated by
+ * commas or blanks; keys not given are off, "" turns every fault off.
+ * Returns 0, or -1 with a one-line message in err (errlen bytes) and the
+ * settings unchanged.
+ */
+int dms_node_set_faults(dms_node *node, const char *settings, char *err, size_t errlen);
 
 /*
  * A frame from the wire (Ethernet, no FCS). Returns 1 if the NIC took it,

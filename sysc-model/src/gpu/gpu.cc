@@ -365,8 +365,8 @@ unsigned Gpu::crc_gather(Engine &e, const Job &job)
 	sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
 	for (uint64_t done = 0; done < list_len;) {
 		const uint64_t n = std::min(kBurst, list_len - done);
-		if (!bus_dma(dma, false, r.host + done, reinterpret_cast<uint8_t *>(list.data()) + done,
-			     n, delay))
+		if (!bus_dma(dma, false, r.host + done,
+			     reinterpret_cast<uint8_t *>(list.data()) + done, n, delay))
 			return DMS_GPU_ERR_HOST_DMA;
 		done += n;
 	}
@@ -415,9 +415,11 @@ void Gpu::mem_transport(tlm::tlm_generic_payload &gp, sc_core::sc_time &)
 std::string Gpu::stats_json() const
 {
 	std::ostringstream o;
-	o << "{\"copy_jobs\": " << c_.copy_jobs << ", \"copy_to_host_bytes\": " << c_.copy_to_host_bytes
-	  << ", \"copy_to_dev_bytes\": " << c_.copy_to_dev_bytes << ", \"crc_jobs\": " << c_.crc_jobs
-	  << ", \"crc_bytes\": " << c_.crc_bytes << ", \"p2p_in_bytes\": " << c_.p2p_in_bytes
+	o << "{\"copy_jobs\": " << c_.copy_jobs
+	  << ", \"copy_to_host_bytes\": " << c_.copy_to_host_bytes
+	  << ", \"copy_to_dev_bytes\": " << c_.copy_to_dev_bytes
+	  << ", \"crc_jobs\": " << c_.crc_jobs << ", \"crc_bytes\": " << c_.crc_bytes
+	  << ", \"p2p_in_bytes\": " << c_.p2p_in_bytes
 	  << ", \"p2p_out_bytes\": " << c_.p2p_out_bytes << ", \"errors\": " << c_.errors
 	  << ", \"aborted_jobs\": " << c_.aborted_jobs << "}";
 	return o.str();
