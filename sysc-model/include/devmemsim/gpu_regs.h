@@ -11,11 +11,11 @@
 #include "regs_common.h"
 
 #define DMS_GPU_ID_MAGIC 0x47534d44 /* "DMSG" in memory order */
-#define DMS_GPU_VERSION 0x00010002 /* major 1, minor 2 */
+#define DMS_GPU_VERSION 0x00010002  /* major 1, minor 2 */
 
 /* Identity (read only). */
-#define DMS_GPU_REG_ID 0x0000 /* DMS_GPU_ID_MAGIC */
-#define DMS_GPU_REG_VERSION 0x0004 /* major << 16 | minor */
+#define DMS_GPU_REG_ID 0x0000	       /* DMS_GPU_ID_MAGIC */
+#define DMS_GPU_REG_VERSION 0x0004     /* major << 16 | minor */
 #define DMS_GPU_REG_MEM_SIZE_LO 0x0008 /* device memory size, bytes */
 #define DMS_GPU_REG_MEM_SIZE_HI 0x000c
 
@@ -25,7 +25,7 @@
  * 1 to a status bit clears it.
  */
 #define DMS_GPU_REG_IRQ_STATUS 0x0010 /* RW1C */
-#define DMS_GPU_REG_IRQ_MASK 0x0014 /* RW, 1 = enabled; 0 after reset */
+#define DMS_GPU_REG_IRQ_MASK 0x0014   /* RW, 1 = enabled; 0 after reset */
 #define DMS_GPU_IRQ_COPY_DONE (1U << 0)
 #define DMS_GPU_IRQ_CRC_DONE (1U << 1)
 #define DMS_GPU_IRQ_ERROR (1U << 2) /* an engine finished with an error */
@@ -42,10 +42,10 @@
 #define DMS_GPU_STATUS_ERR_MASK (0xffU << DMS_GPU_STATUS_ERR_SHIFT)
 #define DMS_GPU_ERR_NONE 0
 #define DMS_GPU_ERR_DEV_RANGE 1 /* device range beyond device memory */
-#define DMS_GPU_ERR_HOST_DMA 2 /* host address not reachable (DMA fault) */
-#define DMS_GPU_ERR_BUSY 3 /* doorbell while busy */
-#define DMS_GPU_ERR_BAD_LEN 4 /* zero length, or a bad CRC_LIST_COUNT */
-#define DMS_GPU_ERR_ENGINE 5 /* internal engine fault (fault injection) */
+#define DMS_GPU_ERR_HOST_DMA 2	/* host address not reachable (DMA fault) */
+#define DMS_GPU_ERR_BUSY 3	/* doorbell while busy */
+#define DMS_GPU_ERR_BAD_LEN 4	/* zero length, or a bad CRC_LIST_COUNT */
+#define DMS_GPU_ERR_ENGINE 5	/* internal engine fault (fault injection) */
 
 /*
  * Copy engine: moves LEN bytes between device memory (DEV: an offset in
@@ -58,10 +58,10 @@
 #define DMS_GPU_REG_COPY_LEN_LO 0x0110
 #define DMS_GPU_REG_COPY_LEN_HI 0x0114
 #define DMS_GPU_REG_COPY_CTRL 0x0118
-#define DMS_GPU_COPY_TO_HOST 0 /* CTRL bit 0 = 0: device memory -> host */
-#define DMS_GPU_COPY_TO_DEV 1 /* CTRL bit 0 = 1: host -> device memory */
-#define DMS_GPU_REG_COPY_DOORBELL 0x011c /* write: start (value ignored) */
-#define DMS_GPU_REG_COPY_STATUS 0x0120 /* RO */
+#define DMS_GPU_COPY_TO_HOST 0		      /* CTRL bit 0 = 0: device memory -> host */
+#define DMS_GPU_COPY_TO_DEV 1		      /* CTRL bit 0 = 1: host -> device memory */
+#define DMS_GPU_REG_COPY_DOORBELL 0x011c      /* write: start (value ignored) */
+#define DMS_GPU_REG_COPY_STATUS 0x0120	      /* RO */
 #define DMS_GPU_REG_COPY_DONE_BYTES_LO 0x0128 /* RO: bytes moved by the last job */
 #define DMS_GPU_REG_COPY_DONE_BYTES_HI 0x012c
 
@@ -77,8 +77,8 @@
 #define DMS_GPU_REG_CRC_LEN_HI 0x020c
 #define DMS_GPU_REG_CRC_SEED 0x0210
 #define DMS_GPU_REG_CRC_DOORBELL 0x0214 /* write: start (value ignored) */
-#define DMS_GPU_REG_CRC_STATUS 0x0218 /* RO */
-#define DMS_GPU_REG_CRC_RESULT 0x021c /* RO */
+#define DMS_GPU_REG_CRC_STATUS 0x0218	/* RO */
+#define DMS_GPU_REG_CRC_RESULT 0x021c	/* RO */
 
 /*
  * CRC gather mode (v1.2): with CRC_LIST_COUNT != 0, a doorbell makes the
