@@ -17,17 +17,72 @@ static void dmsnic_get_drvinfo(struct net_device *netdev,
 
 /* ---- Statistics (ethtool -S) ---- */
 
-static const char * const dmsnic_rxq_stat_names[] = {
-	"packets", "bytes", "split", "drops", "csum_bad", "alloc_fail",
-	"hdr_unreadable",
+struct dmsnic_stat {
+	char name[ETH_GSTRING_LEN];
+	size_t offset;		/* of the u64 counter in struct dmsnic_qp */
 };
 
-static const char * const dmsnic_txq_stat_names[] = {
-	"packets", "bytes", "errors", "drops", "stops", "wakes",
+#define DMSNIC_STAT(name, field) { name, offsetof(struct dmsnic_qp, field) }
+
+/*
+ * Per-queue counters as ethtool -S shows them (rx<q>_<name>, tx<q>_<name>),
+ * each read from its field of the queue pair. Each u64_stats block is read
+ * under its own syncp.
+ */
+static const struct dmsnic_stat dmsnic_rxq_stats[] = {
+	DMSNIC_STAT("packets", rx_stats.packets),
+	DMSNIC_STAT("bytes", rx_stats.bytes),
+	DMSNIC_STAT("split", rx_stats.split),
+	DMSNIC_STAT("drops", rx_stats.drops),
+	DMSNIC_STAT("csum_bad", rx_stats.csum_bad),
+	DMSNIC_STAT("alloc_fail", rx_stats.alloc_fail),
+	DMSNIC_STAT("hdr_unreadable", rx_stats.hdr_unreadable),
 };
 
-#define DMSNIC_RXQ_STATS	ARRAY_SIZE(dmsnic_rxq_stat_names)
-#define DMSNIC_TXQ_STATS	ARRAY_SIZE(dmsnic_txq_stat_names)
+static const struct dmsnic_stat dmsnic_txc_stats[] = {
+	DMSNIC_STAT("packets", txc_stats.packets),
+	DMSNIC_STAT("bytes", txc_stats.bytes),
+	DMSNIC_STAT("errors", txc_stats.errors),
+};
+
+static const struct dmsnic_stat dmsnic_txq_stats[] = {
+	DMSNIC_STAT("drops", tx_stats.drops),
+	DMSNIC_STAT("stops", tx_stats.stops),
+};
+
+static const struct dmsnic_stat dmsnic_txw_stats[] = {
+	DMSNIC_STAT("wakes", txc_stats.wakes),
+};
+
+struct dmsnic_stat_group {
+	const char *prefix;	/* "rx" or "tx" */
+	const struct dmsnic_stat *stats;
+	u32 n;
+	size_t syncp;		/* offset of the block's u64_stats_sync */
+};
+
+#define DMSNIC_SYNCP(block) offsetof(struct dmsnic_qp, block.syncp)
+
+/* The order of ethtool -S within one queue pair. */
+static const struct dmsnic_stat_group dmsnic_stat_groups[] = {
+	{ "rx", dmsnic_rxq_stats, ARRAY_SIZE(dmsnic_rxq_stats),
+	  DMSNIC_SYNCP(rx_stats) },
+	{ "tx", dmsnic_txc_stats, ARRAY_SIZE(dmsnic_txc_stats),
+	  DMSNIC_SYNCP(txc_stats) },
+	{ "tx", dmsnic_txq_stats, ARRAY_SIZE(dmsnic_txq_stats),
+	  DMSNIC_SYNCP(tx_stats) },
+	{ "tx", dmsnic_txw_stats, ARRAY_SIZE(dmsnic_txw_stats),
+	  DMSNIC_SYNCP(txc_stats) },
+};
+
+static u32 dmsnic_qp_stat_count(void)
+{
+	u32 i, n = 0;
+
+	for (i = 0; i < ARRAY_SIZE(dmsnic_stat_groups); i++)
+		n += dmsnic_stat_groups[i].n;
+	return n;
+}
 
 static int dmsnic_get_sset_count(struct net_device *netdev, int sset)
 {
@@ -35,68 +90,55 @@ static int dmsnic_get_sset_count(struct net_device *netdev, int sset)
 
 	if (sset != ETH_SS_STATS)
 		return -EOPNOTSUPP;
-	return priv->num_queues * (DMSNIC_RXQ_STATS + DMSNIC_TXQ_STATS) +
-	       DMSNIC_HW_NUM_STATS;
+	return priv->num_queues * dmsnic_qp_stat_count() + DMSNIC_HW_NUM_STATS;
 }
 
 static void dmsnic_get_strings(struct net_device *netdev, u32 sset, u8 *data)
 {
 	struct dmsnic_priv *priv = netdev_priv(netdev);
+	const struct dmsnic_stat_group *g;
 	u32 q, i;
 
 	if (sset != ETH_SS_STATS)
 		return;
-	for (q = 0; q < priv->num_queues; q++) {
-		for (i = 0; i < DMSNIC_RXQ_STATS; i++)
-			ethtool_sprintf(&data, "rx%u_%s", q,
-					dmsnic_rxq_stat_names[i]);
-		for (i = 0; i < DMSNIC_TXQ_STATS; i++)
-			ethtool_sprintf(&data, "tx%u_%s", q,
-					dmsnic_txq_stat_names[i]);
-	}
+	for (q = 0; q < priv->num_queues; q++)
+		for (g = dmsnic_stat_groups;
+		     g < dmsnic_stat_groups + ARRAY_SIZE(dmsnic_stat_groups); g++)
+			for (i = 0; i < g->n; i++)
+				ethtool_sprintf(&data, "%s%u_%s", g->prefix, q,
+						g->stats[i].name);
 	for (i = 0; i < DMSNIC_HW_NUM_STATS; i++)
 		ethtool_puts(&data, dmsnic_hw_stat_names[i]);
+}
+
+/* Copy one group's counters of @qp to @data; returns how many. */
+static u32 dmsnic_read_stat_group(const struct dmsnic_qp *qp,
+				  const struct dmsnic_stat_group *g, u64 *data)
+{
+	const struct u64_stats_sync *syncp = (const void *)qp + g->syncp;
+	unsigned int start;
+	u32 i;
+
+	do {
+		start = u64_stats_fetch_begin(syncp);
+		for (i = 0; i < g->n; i++)
+			data[i] = *(const u64 *)((const void *)qp +
+						 g->stats[i].offset);
+	} while (u64_stats_fetch_retry(syncp, start));
+	return g->n;
 }
 
 static void dmsnic_get_ethtool_stats(struct net_device *netdev,
 				     struct ethtool_stats *stats, u64 *data)
 {
 	struct dmsnic_priv *priv = netdev_priv(netdev);
-	unsigned int start;
+	const struct dmsnic_stat_group *g;
 	u32 q;
 
-	for (q = 0; q < priv->num_queues; q++) {
-		const struct dmsnic_qp *qp = &priv->qps[q];
-		const struct dmsnic_rx_stats *rs = &qp->rx_stats;
-		const struct dmsnic_txc_stats *cs = &qp->txc_stats;
-		const struct dmsnic_tx_stats *ts = &qp->tx_stats;
-
-		do {
-			start = u64_stats_fetch_begin(&rs->syncp);
-			data[0] = rs->packets;
-			data[1] = rs->bytes;
-			data[2] = rs->split;
-			data[3] = rs->drops;
-			data[4] = rs->csum_bad;
-			data[5] = rs->alloc_fail;
-			data[6] = rs->hdr_unreadable;
-		} while (u64_stats_fetch_retry(&rs->syncp, start));
-		data += DMSNIC_RXQ_STATS;
-
-		do {
-			start = u64_stats_fetch_begin(&cs->syncp);
-			data[0] = cs->packets;
-			data[1] = cs->bytes;
-			data[2] = cs->errors;
-			data[5] = cs->wakes;
-		} while (u64_stats_fetch_retry(&cs->syncp, start));
-		do {
-			start = u64_stats_fetch_begin(&ts->syncp);
-			data[3] = ts->drops;
-			data[4] = ts->stops;
-		} while (u64_stats_fetch_retry(&ts->syncp, start));
-		data += DMSNIC_TXQ_STATS;
-	}
+	for (q = 0; q < priv->num_queues; q++)
+		for (g = dmsnic_stat_groups;
+		     g < dmsnic_stat_groups + ARRAY_SIZE(dmsnic_stat_groups); g++)
+			data += dmsnic_read_stat_group(&priv->qps[q], g, data);
 	dmsnic_read_hw_stats(priv, data);
 }
 

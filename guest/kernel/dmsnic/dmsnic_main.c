@@ -307,13 +307,15 @@ static void dmsnic_read_mac(struct dmsnic_priv *priv)
 	}
 }
 
-static int dmsnic_probe(struct pci_dev *pdev, const struct pci_device_id *id)
+/*
+ * Enable the device, map BAR0, check its identity and reset it. Returns
+ * the number of queue pairs, or a negative error.
+ */
+static int dmsnic_map_device(struct pci_dev *pdev, void __iomem **regsp)
 {
 	struct device *dev = &pdev->dev;
-	struct net_device *netdev;
-	struct dmsnic_priv *priv;
-	u32 magic, version, nq, i;
 	void __iomem *regs;
+	u32 magic, version, nq;
 	int err;
 
 	err = pcim_enable_device(pdev);
@@ -344,16 +346,16 @@ static int dmsnic_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	err = dmsnic_reset(pdev, regs);
 	if (err)
 		return err;
+	*regsp = regs;
+	return nq;
+}
 
-	netdev = devm_alloc_etherdev_mqs(dev, sizeof(*priv), nq, nq);
-	if (!netdev)
-		return -ENOMEM;
-	SET_NETDEV_DEV(netdev, dev);
-	priv = netdev_priv(netdev);
-	priv->netdev = netdev;
-	priv->pdev = pdev;
-	priv->regs = regs;
-	priv->max_queues = nq;
+/* Read the capabilities and allocate the per-queue and ntuple state. */
+static int dmsnic_init_priv(struct dmsnic_priv *priv)
+{
+	struct device *dev = &priv->pdev->dev;
+	u32 nq = priv->max_queues, i;
+
 	priv->num_queues = nq;
 	priv->max_tx_frags = dmsnic_rd32(priv, DMS_NIC_REG_MAX_TX_FRAGS);
 	priv->ntuple_size = dmsnic_rd32(priv, DMS_NIC_REG_NTUPLE_SIZE);
@@ -373,23 +375,42 @@ static int dmsnic_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 					       GFP_KERNEL);
 	if (!priv->qps || !priv->ntuple || !priv->ntuple_used)
 		return -ENOMEM;
-
-	/* Vector q + 1 belongs to queue pair q: all of them are needed. */
-	err = pci_alloc_irq_vectors(pdev, nq + 1, nq + 1, PCI_IRQ_MSIX);
-	if (err < 0)
-		return dev_err_probe(dev, err, "cannot get %u MSI-X vectors\n",
-				     nq + 1);
 	for (i = 0; i < nq; i++) {
 		struct dmsnic_qp *qp = &priv->qps[i];
 
 		qp->priv = priv;
 		qp->idx = i;
-		qp->regs = regs + DMS_NIC_Q_BASE(i);
-		qp->irq = pci_irq_vector(pdev, i + 1);
+		qp->regs = priv->regs + DMS_NIC_Q_BASE(i);
 		u64_stats_init(&qp->rx_stats.syncp);
 		u64_stats_init(&qp->tx_stats.syncp);
 		u64_stats_init(&qp->txc_stats.syncp);
 	}
+	return 0;
+}
+
+/* Vector q + 1 belongs to queue pair q: all of them are needed. */
+static int dmsnic_init_irqs(struct dmsnic_priv *priv)
+{
+	struct pci_dev *pdev = priv->pdev;
+	u32 nq = priv->max_queues, i;
+	int err;
+
+	err = pci_alloc_irq_vectors(pdev, nq + 1, nq + 1, PCI_IRQ_MSIX);
+	if (err < 0)
+		return dev_err_probe(&pdev->dev, err,
+				     "cannot get %u MSI-X vectors\n", nq + 1);
+	for (i = 0; i < nq; i++)
+		priv->qps[i].irq = pci_irq_vector(pdev, i + 1);
+	priv->admin_irq = pci_irq_vector(pdev, 0);
+	snprintf(priv->admin_irq_name, sizeof(priv->admin_irq_name),
+		 "dmsnic-%s", pci_name(pdev));
+	return 0;
+}
+
+static void dmsnic_init_netdev(struct dmsnic_priv *priv)
+{
+	struct net_device *netdev = priv->netdev;
+	u32 i;
 
 	dmsnic_read_mac(priv);
 	netdev->netdev_ops = &dmsnic_netdev_ops;
@@ -407,12 +428,36 @@ static int dmsnic_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 
 	netdev_rss_key_fill(priv->rss_key, sizeof(priv->rss_key));
 	for (i = 0; i < DMS_NIC_RSS_INDIR_SIZE; i++)
-		priv->rss_indir[i] = ethtool_rxfh_indir_default(i, nq);
+		priv->rss_indir[i] = ethtool_rxfh_indir_default(i,
+								priv->max_queues);
+}
+
+static int dmsnic_probe(struct pci_dev *pdev, const struct pci_device_id *id)
+{
+	struct device *dev = &pdev->dev;
+	struct net_device *netdev;
+	struct dmsnic_priv *priv;
+	void __iomem *regs;
+	int nq, err;
+
+	nq = dmsnic_map_device(pdev, &regs);
+	if (nq < 0)
+		return nq;
+	netdev = devm_alloc_etherdev_mqs(dev, sizeof(*priv), nq, nq);
+	if (!netdev)
+		return -ENOMEM;
+	SET_NETDEV_DEV(netdev, dev);
+	priv = netdev_priv(netdev);
+	priv->netdev = netdev;
+	priv->pdev = pdev;
+	priv->regs = regs;
+	priv->max_queues = nq;
+	err = dmsnic_init_priv(priv) ?: dmsnic_init_irqs(priv);
+	if (err)
+		return err;
+	dmsnic_init_netdev(priv);
 	dmsnic_hw_init(priv);
 
-	priv->admin_irq = pci_irq_vector(pdev, 0);
-	snprintf(priv->admin_irq_name, sizeof(priv->admin_irq_name),
-		 "dmsnic-%s", pci_name(pdev));
 	err = request_irq(priv->admin_irq, dmsnic_admin_irq, 0,
 			  priv->admin_irq_name, priv);
 	if (err)
@@ -429,7 +474,9 @@ static int dmsnic_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	dmsnic_update_link(priv);
 
 	dev_info(dev, "devmemsim NIC v%u.%u: %u queue pairs, MAC %pM\n",
-		 version >> 16, version & 0xffff, nq, netdev->dev_addr);
+		 dmsnic_rd32(priv, DMS_NIC_REG_VERSION) >> 16,
+		 dmsnic_rd32(priv, DMS_NIC_REG_VERSION) & 0xffff, nq,
+		 netdev->dev_addr);
 	return 0;
 }
 

@@ -208,7 +208,7 @@ static int dmsnic_rx_alloc_rings(struct dmsnic_priv *priv,
 }
 
 /* Frees whatever part of @rx exists; the buffers go back to their pools. */
-static void dmsnic_rx_free(struct dmsnic_priv *priv, struct dmsnic_rx_ring *rx)
+static void dmsnic_rx_free_ring(struct dmsnic_priv *priv, struct dmsnic_rx_ring *rx)
 {
 	struct device *dev = dmsnic_dma_dev(priv);
 	u32 i;
@@ -280,7 +280,7 @@ static int dmsnic_rx_alloc(struct dmsnic_priv *priv, struct dmsnic_rx_ring *rx,
 	return 0;
 
 err_free:
-	dmsnic_rx_free(priv, rx);
+	dmsnic_rx_free_ring(priv, rx);
 	return err;
 }
 
@@ -436,65 +436,95 @@ static netmem_ref dmsnic_rx_take_pbuf(struct dmsnic_rx_ring *rx, u16 id)
 	return netmem;
 }
 
+/*
+ * SOP: start a new frame with the completion's buffers. The ones the new
+ * skb takes (or that go back to their pools) are cleared in *have_hb and
+ * *netmem; what is left belongs nowhere and is for the caller to recycle.
+ */
+static void dmsnic_rx_start_frame(struct dmsnic_qp *qp,
+				  const struct dms_rx_cmpl *c, u16 flags,
+				  const struct dmsnic_hbuf *hb, bool *have_hb,
+				  netmem_ref *netmem)
+{
+	struct dmsnic_rx_ring *rx = &qp->rx;
+	u32 pay_len = le32_to_cpu(c->pay_len);
+	struct sk_buff *skb = NULL;
+
+	if (rx->in_frame) {
+		/* The previous frame never saw its EOP. */
+		dev_kfree_skb_any(rx->skb);
+		dmsnic_rx_count_drop(qp);
+	}
+	/* A lost frame (DMS_RX_F_ERR) only hands its buffers back. */
+	if (*have_hb && !(flags & DMS_RX_F_ERR)) {
+		skb = dmsnic_rx_skb_from_hdr(qp, *hb, le16_to_cpu(c->hdr_len));
+		*have_hb = false;
+	}
+	if (*netmem && !(flags & DMS_RX_F_ERR)) {
+		if (skb && !dmsnic_rx_add_frag(qp, skb, *netmem, pay_len)) {
+			dev_kfree_skb_any(skb);
+			skb = NULL;
+		} else if (!skb && !(flags & DMS_RX_F_HDR)) {
+			skb = dmsnic_rx_skb_from_pay(qp, *netmem, pay_len);
+		} else if (!skb) {
+			dmsnic_rx_put_pbuf(rx, *netmem);
+		}
+		*netmem = 0;
+	}
+	if (skb)
+		dmsnic_rx_meta(qp, skb, c, flags);
+	rx->skb = skb;
+	rx->sop_flags = flags;
+	rx->in_frame = true;
+}
+
+/*
+ * Take the buffers a completion names out of their rings: *have_hb and
+ * *netmem say which ones it had. A completion naming a buffer that is not
+ * posted, or a payload longer than the buffer, is the device's bug: warn.
+ */
+static void dmsnic_rx_take_bufs(struct dmsnic_qp *qp,
+				const struct dms_rx_cmpl *c, u16 flags,
+				struct dmsnic_hbuf *hb, bool *have_hb,
+				netmem_ref *netmem)
+{
+	struct dmsnic_rx_ring *rx = &qp->rx;
+	u32 pay_len = le32_to_cpu(c->pay_len);
+
+	*have_hb = false;
+	*netmem = 0;
+	if (flags & DMS_RX_F_HDR)
+		*have_hb = dmsnic_rx_take_hbuf(rx, le16_to_cpu(c->hbuf_id), hb);
+	if (flags & DMS_RX_F_PAY)
+		*netmem = dmsnic_rx_take_pbuf(rx, le16_to_cpu(c->pbuf_id));
+	if (*netmem && pay_len > rx->buf_size) {
+		dmsnic_rx_put_pbuf(rx, *netmem);
+		*netmem = 0;
+	}
+	if (unlikely(((flags & DMS_RX_F_HDR) && !*have_hb) ||
+		     ((flags & DMS_RX_F_PAY) && !*netmem)))
+		net_warn_ratelimited("%s: rxq %u: bad completion flags 0x%x hbuf %u pbuf %u len %u\n",
+				     netdev_name(qp->priv->netdev), qp->idx,
+				     flags, le16_to_cpu(c->hbuf_id),
+				     le16_to_cpu(c->pbuf_id), pay_len);
+}
+
 /* Handle one completion; returns 1 when it ended a frame. */
 static int dmsnic_rx_one(struct dmsnic_qp *qp, const struct dms_rx_cmpl *c)
 {
 	struct dmsnic_rx_ring *rx = &qp->rx;
 	u16 flags = le16_to_cpu(c->flags);
-	u32 pay_len = le32_to_cpu(c->pay_len);
-	netmem_ref netmem = 0;
-	struct dmsnic_hbuf hb;
-	bool have_hb = false;
+	struct dmsnic_hbuf hb = {};
+	netmem_ref netmem;
 	struct sk_buff *skb;
+	bool have_hb;
 
-	if (flags & DMS_RX_F_HDR)
-		have_hb = dmsnic_rx_take_hbuf(rx, le16_to_cpu(c->hbuf_id), &hb);
-	if (flags & DMS_RX_F_PAY)
-		netmem = dmsnic_rx_take_pbuf(rx, le16_to_cpu(c->pbuf_id));
-	if (netmem && pay_len > rx->buf_size) {
-		dmsnic_rx_put_pbuf(rx, netmem);
-		netmem = 0;
-	}
-	if (unlikely(((flags & DMS_RX_F_HDR) && !have_hb) ||
-		     ((flags & DMS_RX_F_PAY) && !netmem)))
-		net_warn_ratelimited("%s: rxq %u: bad completion flags 0x%x hbuf %u pbuf %u len %u\n",
-				     netdev_name(qp->priv->netdev), qp->idx,
-				     flags, le16_to_cpu(c->hbuf_id),
-				     le16_to_cpu(c->pbuf_id), pay_len);
-
+	dmsnic_rx_take_bufs(qp, c, flags, &hb, &have_hb, &netmem);
 	if (flags & DMS_RX_F_SOP) {
-		if (rx->in_frame) {
-			/* The previous frame never saw its EOP. */
-			dev_kfree_skb_any(rx->skb);
-			dmsnic_rx_count_drop(qp);
-		}
-		skb = NULL;
-		/* A lost frame (DMS_RX_F_ERR) only hands its buffers back. */
-		if (have_hb && !(flags & DMS_RX_F_ERR)) {
-			skb = dmsnic_rx_skb_from_hdr(qp, hb,
-						     le16_to_cpu(c->hdr_len));
-			have_hb = false;
-		}
-		if (netmem && !(flags & DMS_RX_F_ERR)) {
-			if (skb && !dmsnic_rx_add_frag(qp, skb, netmem,
-						       pay_len)) {
-				dev_kfree_skb_any(skb);
-				skb = NULL;
-			} else if (!skb && !(flags & DMS_RX_F_HDR)) {
-				skb = dmsnic_rx_skb_from_pay(qp, netmem,
-							     pay_len);
-			} else if (!skb) {
-				dmsnic_rx_put_pbuf(rx, netmem);
-			}
-			netmem = 0;
-		}
-		if (skb)
-			dmsnic_rx_meta(qp, skb, c, flags);
-		rx->skb = skb;
-		rx->sop_flags = flags;
-		rx->in_frame = true;
+		dmsnic_rx_start_frame(qp, c, flags, &hb, &have_hb, &netmem);
 	} else if (netmem && rx->skb) {
-		if (!dmsnic_rx_add_frag(qp, rx->skb, netmem, pay_len)) {
+		if (!dmsnic_rx_add_frag(qp, rx->skb, netmem,
+					le32_to_cpu(c->pay_len))) {
 			dev_kfree_skb_any(rx->skb);
 			rx->skb = NULL;
 		}
@@ -547,7 +577,8 @@ static int dmsnic_rx_clean(struct dmsnic_qp *qp, int budget)
 
 /* ---- TX ---- */
 
-static u32 dmsnic_tx_free(const struct dmsnic_tx_ring *tx)
+/* Descriptors xmit may still fill (one slot stays empty). */
+static u32 dmsnic_tx_unused(const struct dmsnic_tx_ring *tx)
 {
 	return tx->size - 1 - (READ_ONCE(tx->tail) - READ_ONCE(tx->head));
 }
@@ -598,47 +629,28 @@ static void dmsnic_tx_desc(struct dmsnic_tx_ring *tx, u32 idx, dma_addr_t dma,
 	d->tag = cpu_to_le16(slot);
 }
 
-netdev_tx_t dmsnic_start_xmit(struct sk_buff *skb, struct net_device *dev)
+/*
+ * Map the skb and fill its descriptors from tx->tail on, the EOP on the
+ * last one, and set *next to the index after the last descriptor (tail
+ * indexes run free, past INT_MAX). On error nothing is left mapped.
+ */
+static int dmsnic_tx_map(struct dmsnic_qp *qp, struct sk_buff *skb, u16 sop,
+			 u32 *next)
 {
-	struct dmsnic_priv *priv = netdev_priv(dev);
-	u16 q = skb_get_queue_mapping(skb);
-	struct dmsnic_qp *qp = &priv->qps[q];
-	struct netdev_queue *txq = netdev_get_tx_queue(dev, q);
-	struct device *dmadev = dmsnic_dma_dev(priv);
+	struct device *dmadev = dmsnic_dma_dev(qp->priv);
 	struct dmsnic_tx_ring *tx = &qp->tx;
+	u32 headlen = skb_headlen(skb), nr_frags = skb_shinfo(skb)->nr_frags;
 	u32 mask = tx->size - 1, first = tx->tail, idx = first;
-	u32 i, nr_frags, headlen, ndesc, last;
-	unsigned int len;
-	u16 sop = DMS_TX_F_SOP;
+	u32 last = first + nr_frags + !!headlen - 1;
+	struct dmsnic_tx_buf *buf;
 	dma_addr_t dma;
-
-	if (skb_shinfo(skb)->nr_frags + 1 > priv->max_tx_frags &&
-	    __skb_linearize(skb))
-		goto drop;
-	if (skb->ip_summed == CHECKSUM_PARTIAL) {
-		if (dmsnic_tx_csum_offloadable(skb))
-			sop |= DMS_TX_F_CSUM;
-		else if (skb_checksum_help(skb))
-			goto drop;
-	}
-
-	len = skb->len;
-	headlen = skb_headlen(skb);
-	nr_frags = skb_shinfo(skb)->nr_frags;
-	ndesc = nr_frags + !!headlen;
-	last = first + ndesc - 1;
-	if (unlikely(dmsnic_tx_free(tx) < ndesc)) {
-		/* netif_txq_maybe_stop() below should make this impossible */
-		netif_tx_stop_queue(txq);
-		return NETDEV_TX_BUSY;
-	}
+	u32 i;
 
 	if (headlen) {
-		struct dmsnic_tx_buf *buf = &tx->bufs[idx & mask];
-
+		buf = &tx->bufs[idx & mask];
 		dma = dma_map_single(dmadev, skb->data, headlen, DMA_TO_DEVICE);
 		if (dma_mapping_error(dmadev, dma))
-			goto drop;
+			return -ENOMEM;
 		dma_unmap_addr_set(buf, dma, dma);
 		dma_unmap_len_set(buf, len, headlen);
 		buf->single = true;
@@ -649,9 +661,9 @@ netdev_tx_t dmsnic_start_xmit(struct sk_buff *skb, struct net_device *dev)
 	}
 	for (i = 0; i < nr_frags; i++, idx++) {
 		const skb_frag_t *frag = &skb_shinfo(skb)->frags[i];
-		struct dmsnic_tx_buf *buf = &tx->bufs[idx & mask];
 		u32 flen = skb_frag_size(frag);
 
+		buf = &tx->bufs[idx & mask];
 		dma = skb_frag_dma_map(dmadev, frag);
 		if (dma_mapping_error(dmadev, dma))
 			goto unmap;
@@ -663,23 +675,73 @@ netdev_tx_t dmsnic_start_xmit(struct sk_buff *skb, struct net_device *dev)
 		sop = 0;
 	}
 	tx->bufs[last & mask].skb = skb;
+	*next = idx;
+	return 0;
+
+unmap:
+	while (idx != first)
+		dmsnic_tx_unmap(dmadev, &tx->bufs[--idx & mask]);
+	return -ENOMEM;
+}
+
+/*
+ * Make the skb fit the device: at most max_tx_frags buffers, checksum
+ * offload only where the device can do it. Returns the SOP flags, or a
+ * negative error when the skb has to be dropped.
+ */
+static int dmsnic_tx_prepare(struct dmsnic_priv *priv, struct sk_buff *skb)
+{
+	u16 sop = DMS_TX_F_SOP;
+
+	if (skb_shinfo(skb)->nr_frags + 1 > priv->max_tx_frags &&
+	    __skb_linearize(skb))
+		return -ENOMEM;
+	if (skb->ip_summed == CHECKSUM_PARTIAL) {
+		if (dmsnic_tx_csum_offloadable(skb))
+			sop |= DMS_TX_F_CSUM;
+		else if (skb_checksum_help(skb))
+			return -EINVAL;
+	}
+	return sop;
+}
+
+netdev_tx_t dmsnic_start_xmit(struct sk_buff *skb, struct net_device *dev)
+{
+	struct dmsnic_priv *priv = netdev_priv(dev);
+	u16 q = skb_get_queue_mapping(skb);
+	struct dmsnic_qp *qp = &priv->qps[q];
+	struct netdev_queue *txq = netdev_get_tx_queue(dev, q);
+	struct dmsnic_tx_ring *tx = &qp->tx;
+	unsigned int len;
+	int sop;
+	u32 idx;
+
+	sop = dmsnic_tx_prepare(priv, skb);
+	if (sop < 0)
+		goto drop;
+	if (unlikely(dmsnic_tx_unused(tx) <
+		     skb_shinfo(skb)->nr_frags + !!skb_headlen(skb))) {
+		/* netif_txq_maybe_stop() below should make this impossible */
+		netif_tx_stop_queue(txq);
+		return NETDEV_TX_BUSY;
+	}
+	len = skb->len;
+	if (dmsnic_tx_map(qp, skb, sop, &idx))
+		goto drop;
 	skb_tx_timestamp(skb);
 
 	/* Publish the descriptors before the stop check reads free space. */
 	smp_store_release(&tx->tail, idx);
-	if (!netif_txq_maybe_stop(txq, dmsnic_tx_free(tx), DMSNIC_TX_STOP_THRS,
+	if (!netif_txq_maybe_stop(txq, dmsnic_tx_unused(tx), DMSNIC_TX_STOP_THRS,
 				  DMSNIC_TX_START_THRS)) {
 		u64_stats_update_begin(&qp->tx_stats.syncp);
 		qp->tx_stats.stops++;
 		u64_stats_update_end(&qp->tx_stats.syncp);
 	}
 	if (__netdev_tx_sent_queue(txq, len, netdev_xmit_more()))
-		dmsnic_q_wr32(qp, DMS_NIC_TXQ_TAIL, idx & mask);
+		dmsnic_q_wr32(qp, DMS_NIC_TXQ_TAIL, idx & (tx->size - 1));
 	return NETDEV_TX_OK;
 
-unmap:
-	while (idx != first)
-		dmsnic_tx_unmap(dmadev, &tx->bufs[--idx & mask]);
 drop:
 	dev_kfree_skb_any(skb);
 	u64_stats_update_begin(&qp->tx_stats.syncp);
@@ -743,7 +805,7 @@ static void dmsnic_tx_clean(struct dmsnic_qp *qp, int budget)
 	qp->txc_stats.packets += ok_pkts;
 	qp->txc_stats.bytes += ok_bytes;
 	qp->txc_stats.errors += errors;
-	if (!netif_txq_completed_wake(txq, pkts, bytes, dmsnic_tx_free(tx),
+	if (!netif_txq_completed_wake(txq, pkts, bytes, dmsnic_tx_unused(tx),
 				      DMSNIC_TX_START_THRS))
 		qp->txc_stats.wakes++;
 	u64_stats_update_end(&qp->txc_stats.syncp);
@@ -919,7 +981,7 @@ err_del:
 	netif_napi_del_locked(&qp->napi);
 err_free:
 	dmsnic_tx_free_ring(priv, &qp->tx);
-	dmsnic_rx_free(priv, &qp->rx);
+	dmsnic_rx_free_ring(priv, &qp->rx);
 	return err;
 }
 
@@ -933,7 +995,7 @@ static void dmsnic_qp_down(struct dmsnic_priv *priv, struct dmsnic_qp *qp)
 	free_irq(qp->irq, qp);
 
 	/* NAPI is disabled: the pools may drop it as their direct owner. */
-	dmsnic_rx_free(priv, &qp->rx);
+	dmsnic_rx_free_ring(priv, &qp->rx);
 	dmsnic_tx_free_ring(priv, &qp->tx);
 	netdev_tx_reset_queue(netdev_get_tx_queue(netdev, qp->idx));
 
@@ -1012,7 +1074,7 @@ static int dmsnic_validate_qcfg(struct net_device *dev,
 
 static void dmsnic_queue_mem_free(struct net_device *dev, void *qmem)
 {
-	dmsnic_rx_free(netdev_priv(dev), qmem);
+	dmsnic_rx_free_ring(netdev_priv(dev), qmem);
 }
 
 /*
