@@ -160,6 +160,8 @@ void op_ram_write(Reader &r)
 {
 	const uint64_t off = r.u32() % kRamSize;
 	std::vector<uint8_t> b = r.bytes(r.u16() % 512);
+	if (g_trace)
+		std::fprintf(stderr, "  RAM +%#llx: %zu bytes\n", (unsigned long long)off, b.size());
 	std::copy_n(b.begin(), std::min<size_t>(b.size(), kRamSize - off), g_host->ram() + off);
 }
 
