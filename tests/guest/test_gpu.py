@@ -25,8 +25,9 @@ import tempfile
 import unittest
 from pathlib import Path
 
+from guestlib import cli, complaints
+
 ROOT = Path(__file__).resolve().parents[2]
-CLI = ROOT / "devmemsim"
 TOOL_LIB = ROOT / "guest" / "tools" / "dmslib.py"
 UAPI = ROOT / "guest" / "include" / "uapi" / "dmsgpu.h"
 TOOL = "/opt/devmemsim/bin/dms-gpu"
@@ -174,10 +175,8 @@ class Gpu(unittest.TestCase):
     def setUpClass(cls):
         cls.tmp = tempfile.TemporaryDirectory()
         cls.stats_path = Path(cls.tmp.name) / "stats.json"
-        cls.res = subprocess.run(
-            [str(CLI), "run", "--set", f"gpu.mem_size={MEM_SIZE // MiB}M",
-             "--stats-json", str(cls.stats_path), "--", GUEST_SCRIPT],
-            text=True, capture_output=True, timeout=1800)
+        cls.res = cli("run", "--set", f"gpu.mem_size={MEM_SIZE // MiB}M",
+                      "--stats-json", str(cls.stats_path), "--", GUEST_SCRIPT, timeout=1800)
         cls.s = sections(cls.res.stdout)
 
     @classmethod
@@ -269,6 +268,82 @@ class Gpu(unittest.TestCase):
         rc = st["pcie"]["root_complex"]
         self.assertGreaterEqual(rc["host_write_bytes"], BUF + SUB_LEN)
         self.assertGreaterEqual(rc["host_read_bytes"], BUF + 1)
+
+
+SMALL_MEM = 16 * MiB
+
+# With a dma-buf mapped and touched, unbind the driver, then touch another
+# page of the mapping in a child (which SIGBUS must kill) and call an ioctl
+# on the old fd; rebind the driver at the end.
+REVOKE_SCRIPT = """
+import errno, os, sys
+sys.path.insert(0, "/opt/devmemsim/bin")
+from dmslib import Gpu, StepError
+bdf = os.path.basename(os.path.realpath("/sys/class/misc/dmsgpu0/device"))
+buf = Gpu("/dev/dmsgpu0").alloc(1 << 20)
+buf.cpu_write(0, b"x" * 4096)
+with open("/sys/bus/pci/drivers/dmsgpu/unbind", "w") as f:
+    f.write(bdf)
+pid = os.fork()
+if pid == 0:
+    buf.cpu_read(8192, 1)
+    buf.cpu_read(0, 1)
+    os._exit(0)
+_, status = os.waitpid(pid, 0)
+print("child", os.WTERMSIG(status) if os.WIFSIGNALED(status) else -os.WEXITSTATUS(status))
+try:
+    buf.crc(0, 4096)
+    print("ioctl 0")
+except StepError as e:
+    print("ioctl", errno.errorcode.get(e.errno, e.errno))
+buf.close()
+with open("/sys/bus/pci/drivers/dmsgpu/bind", "w") as f:
+    f.write(bdf)
+"""
+
+SMALL_SCRIPT = f"""
+T={TOOL}
+echo @crclist; $T run 'alloc a 8M' 'crc-list a 0+8M 0+8M 0+8M' 'free a'; echo "@rc $?"
+echo @revoke; python3 - <<'PY'
+{REVOKE_SCRIPT}
+PY
+echo "@rc $?"
+echo @rebound; $T run info; echo "@rc $?"
+echo @dmesg; dmesg
+"""
+
+
+class SmallGpuAndRemoval(unittest.TestCase):
+    """A GPU smaller than one CRC chunk; the driver unbound under a mapping."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.res = cli("run", "--set", f"gpu.mem_size={SMALL_MEM // MiB}M", "--", SMALL_SCRIPT,
+                      timeout=1800)
+        cls.s = sections(cls.res.stdout)
+
+    def output(self):
+        return f"\nstdout:\n{self.res.stdout}\nstderr:\n{self.res.stderr}"
+
+    def test_crc_list_longer_than_device_memory(self):
+        """24 MiB of ranges over a 16 MiB GPU: each job stays within the
+        device memory (the device refuses a longer one); CRC = the CPU's."""
+        self.assertEqual(self.s.get("crclist.rc"), 0, self.output())
+        steps = [json.loads(line) for line in self.s["crclist"] if line.startswith("{")]
+        self.assertTrue(steps[1]["match"], self.output())
+
+    def test_unbind_revokes_cpu_mapping(self):
+        self.assertEqual(self.s.get("revoke.rc"), 0, self.output())
+        self.assertIn("child 7", self.s["revoke"], self.output())  # SIGBUS
+        self.assertIn("ioctl ENODEV", self.s["revoke"], self.output())
+
+    def test_rebind_works(self):
+        self.assertEqual(self.s.get("rebound.rc"), 0, self.output())
+        info = json.loads(self.s["rebound"][0])
+        self.assertEqual((info["mem_size"], info["buffers"]), (SMALL_MEM, 0), self.output())
+
+    def test_no_kernel_complaints(self):
+        self.assertEqual(complaints("\n".join(self.s["dmesg"])), [], self.output())
 
 
 if __name__ == "__main__":

@@ -19,9 +19,12 @@
  *
  * Device removal: every path that touches the hardware runs inside an SRCU
  * read section and checks gpu->removed; remove() sets it and waits for
- * them. Buffers can outlive the device (the driver data is refcounted),
- * but their CPU mappings and importers' DMA mappings cannot be revoked:
- * static importers such as devmem TCP have no way to be told.
+ * them. Buffers can outlive the device (the driver data is refcounted).
+ * Their CPU mappings are revoked (later accesses get SIGBUS), importers
+ * that can be told (dynamic, with invalidate_mappings) are told, and new
+ * attachments and mappings are refused. Static importers such as devmem
+ * TCP cannot be told: remove() waits a while for them to unmap and says
+ * so if they do not.
  */
 #ifndef _DMSGPU_H_
 #define _DMSGPU_H_
@@ -42,6 +45,8 @@
 #define DMSGPU_JOB_TIMEOUT_MS 10000
 /* Largest alignment DMSGPU_IOCTL_ALLOC accepts (genalloc takes an int). */
 #define DMSGPU_MAX_ALIGN SZ_1G
+/* How long remove() waits for importers to give their mappings back. */
+#define DMSGPU_UNMAP_WAIT_MS 2000
 
 struct dmsgpu {
 	struct kref ref;		/* probe, open files, dma-bufs */
@@ -53,12 +58,19 @@ struct dmsgpu {
 	struct p2pdma_provider *provider; /* BAR2, for importers' mappings */
 	struct gen_pool *pool;		/* device memory, by CPU physical address */
 	atomic_t nr_bufs;
+	struct list_head bufs;		/* struct dmsgpu_buf, under bufs_lock */
+	struct mutex bufs_lock;
+	atomic_t nr_maps;		/* importers' live DMA mappings */
+	wait_queue_head_t unmap_wq;	/* woken when nr_maps drops */
 	bool removed;			/* under dmsgpu_srcu */
 	int id;
 	char name[16];
 	struct miscdevice misc;
 
-	/* One engine job at a time; the lock covers the bounce buffer too. */
+	/*
+	 * One engine job at a time; the lock covers the bounce buffer too,
+	 * which a job that timed out may still use: see dmsgpu_engines_idle().
+	 */
 	struct mutex engine_lock;
 	wait_queue_head_t engine_wq;
 	atomic_t irq_events;		/* IRQ_STATUS bits seen by the handler */
@@ -70,6 +82,8 @@ struct dmsgpu {
 /* An allocation of device memory, the private data of its dma-buf. */
 struct dmsgpu_buf {
 	struct dmsgpu *gpu;
+	struct dma_buf *dmabuf;
+	struct list_head node;		/* in gpu->bufs */
 	u64 offset;			/* in device memory */
 	size_t size;
 };
@@ -100,6 +114,7 @@ u64 dmsgpu_mem_used(struct dmsgpu *gpu);
 
 /* dmsgpu_engine.c */
 irqreturn_t dmsgpu_irq(int irq, void *data);
+int dmsgpu_engines_idle(struct dmsgpu *gpu);
 int dmsgpu_copy_job(struct dmsgpu *gpu, u64 dev, u64 len, bool to_dev);
 int dmsgpu_crc_job(struct dmsgpu *gpu, u64 dev, u64 len, u32 *crc);
 int dmsgpu_crc_list_job(struct dmsgpu *gpu, u32 n, u32 *crc);
@@ -108,6 +123,7 @@ int dmsgpu_crc_list_job(struct dmsgpu *gpu, u32 n, u32 *crc);
 struct dma_buf *dmsgpu_buf_export(struct dmsgpu *gpu, u64 size, u64 align);
 struct dmsgpu_buf *dmsgpu_buf_get(struct dmsgpu *gpu, int fd, u64 offset,
 				  u64 len, struct dma_buf **dmabuf);
+void dmsgpu_revoke_bufs(struct dmsgpu *gpu);
 
 /* dmsgpu_cdev.c */
 extern const struct file_operations dmsgpu_fops;

@@ -26,6 +26,7 @@ static struct dmsgpu_buf *dmsgpu_engine_begin(struct dmsgpu *gpu, int fd,
 					      struct dma_buf **dmabuf)
 {
 	struct dmsgpu_buf *buf;
+	int ret;
 
 	buf = dmsgpu_buf_get(gpu, fd, offset, len, dmabuf);
 	if (IS_ERR(buf))
@@ -33,6 +34,13 @@ static struct dmsgpu_buf *dmsgpu_engine_begin(struct dmsgpu *gpu, int fd,
 	if (mutex_lock_interruptible(&gpu->engine_lock)) {
 		dma_buf_put(*dmabuf);
 		return ERR_PTR(-EINTR);
+	}
+	/* The ioctls fill the bounce buffer before the job starts. */
+	ret = dmsgpu_engines_idle(gpu);
+	if (ret) {
+		mutex_unlock(&gpu->engine_lock);
+		dma_buf_put(*dmabuf);
+		return ERR_PTR(ret);
 	}
 	return buf;
 }
@@ -177,13 +185,15 @@ static int dmsgpu_ioctl_crc(struct dmsgpu *gpu, void __user *uarg)
 /*
  * The user's ranges go into the bounce buffer as the device's gather list,
  * translated to device-memory offsets, at most one bounce buffer (and
- * DMSGPU_CRC_CHUNK bytes of data) per engine job.
+ * DMSGPU_CRC_CHUNK bytes of data, and no more than the device memory, the
+ * device's limit for one job) per engine job.
  */
 static int dmsgpu_ioctl_crc_list(struct dmsgpu *gpu, void __user *uarg)
 {
 	struct dms_gpu_crc_range *list = gpu->bounce;
 	u32 per_job = min_t(u32, DMS_GPU_CRC_LIST_MAX,
 			    gpu->bounce_size / sizeof(*list));
+	u64 job_bytes = min_t(u64, DMSGPU_CRC_CHUNK, gpu->mem_size);
 	struct dmsgpu_range __user *uranges;
 	struct dmsgpu_crc_list arg;
 	struct dmsgpu_range r;
@@ -209,12 +219,12 @@ static int dmsgpu_ioctl_crc_list(struct dmsgpu *gpu, void __user *uarg)
 			ret = -EFAULT;
 			break;
 		}
-		if (!r.len || r.len > DMSGPU_CRC_CHUNK || r.offset > buf->size ||
+		if (!r.len || r.len > job_bytes || r.offset > buf->size ||
 		    r.len > buf->size - r.offset) {
 			ret = -EINVAL;
 			break;
 		}
-		if (n == per_job || bytes + r.len > DMSGPU_CRC_CHUNK) {
+		if (n == per_job || bytes + r.len > job_bytes) {
 			ret = dmsgpu_crc_list_job(gpu, n, &crc);
 			if (ret)
 				break;

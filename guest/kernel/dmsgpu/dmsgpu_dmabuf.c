@@ -7,6 +7,7 @@
 #include <linux/dma-buf.h>
 #include <linux/dma-buf-mapping.h>
 #include <linux/dma-mapping.h>
+#include <linux/dma-resv.h>
 #include <linux/genalloc.h>
 #include <linux/mm.h>
 #include <linux/pci-p2pdma.h>
@@ -15,11 +16,39 @@
 #include "dmsgpu.h"
 
 /*
- * No .attach and no .pin: the memory never moves, so every importer is
- * accepted, including static ones (dma_buf_attach(), attach->peer2peer
- * false) like devmem TCP and io_uring zcrx. Whether the importing device
- * can reach BAR2 is decided when it maps the buffer.
+ * Who may import device memory. Its mapping holds bus addresses in BAR2
+ * and no struct pages, so only importers that expect that may attach:
+ *  - dynamic importers must say so (importer_ops->allow_peer2peer);
+ *  - static importers (dma_buf_attach(): attach->peer2peer is always
+ *    false) are accepted: that is the only way devmem TCP and io_uring
+ *    zcrx attach, and both read nothing but the DMA addresses. The memory
+ *    never moves, so there is no .pin.
+ * The importing device must also reach BAR2 by peer-to-peer DMA.
  */
+static int dmsgpu_dmabuf_attach(struct dma_buf *dmabuf,
+				struct dma_buf_attachment *attach)
+{
+	struct dmsgpu_buf *buf = dmabuf->priv;
+	struct dmsgpu *gpu = buf->gpu;
+	int idx, ret = 0;
+
+	if (!dmsgpu_enter(gpu, &idx))
+		return -ENODEV;
+	if (attach->importer_ops && !attach->peer2peer) {
+		dev_warn_ratelimited(&gpu->pdev->dev,
+				     "%s cannot import device memory: it does not accept peer-to-peer addresses\n",
+				     dev_name(attach->dev));
+		ret = -EOPNOTSUPP;
+	} else if (pci_p2pdma_distance(gpu->pdev, attach->dev, false) < 0) {
+		dev_warn_ratelimited(&gpu->pdev->dev,
+				     "%s cannot import device memory: no peer-to-peer DMA path between the devices\n",
+				     dev_name(attach->dev));
+		ret = -EREMOTEIO;
+	}
+	dmsgpu_exit(idx);
+	return ret;
+}
+
 static struct sg_table *dmsgpu_map_dma_buf(struct dma_buf_attachment *attach,
 					   enum dma_data_direction dir)
 {
@@ -34,13 +63,6 @@ static struct sg_table *dmsgpu_map_dma_buf(struct dma_buf_attachment *attach,
 
 	if (!dmsgpu_enter(gpu, &idx))
 		return ERR_PTR(-ENODEV);
-	if (pci_p2pdma_distance(gpu->pdev, attach->dev, true) < 0) {
-		dev_err(&gpu->pdev->dev,
-			"cannot map device memory for %s: no peer-to-peer DMA path between the devices\n",
-			dev_name(attach->dev));
-		sgt = ERR_PTR(-EREMOTEIO);
-		goto out;
-	}
 	/*
 	 * Bus addresses when the path stays below a switch
 	 * (PCI_P2PDMA_MAP_BUS_ADDR), else a dma_map_resource()-style mapping
@@ -49,9 +71,11 @@ static struct sg_table *dmsgpu_map_dma_buf(struct dma_buf_attachment *attach,
 	sgt = dma_buf_phys_vec_to_sgt(attach, gpu->provider, &range, 1,
 				      buf->size, dir);
 	if (IS_ERR(sgt))
-		dev_err(&gpu->pdev->dev, "cannot map device memory for %s: %pe\n",
-			dev_name(attach->dev), sgt);
-out:
+		dev_err_ratelimited(&gpu->pdev->dev,
+				    "cannot map device memory for %s: %pe\n",
+				    dev_name(attach->dev), sgt);
+	else
+		atomic_inc(&gpu->nr_maps);
 	dmsgpu_exit(idx);
 	return sgt;
 }
@@ -60,21 +84,54 @@ static void dmsgpu_unmap_dma_buf(struct dma_buf_attachment *attach,
 				 struct sg_table *sgt,
 				 enum dma_data_direction dir)
 {
+	struct dmsgpu_buf *buf = attach->dmabuf->priv;
+	struct dmsgpu *gpu = buf->gpu;
+
 	dma_buf_free_sgt(attach, sgt, dir);
+	if (atomic_dec_and_test(&gpu->nr_maps))
+		wake_up(&gpu->unmap_wq);
 }
+
+/*
+ * CPU mappings are filled page by page on fault, inside the removal SRCU
+ * section: once remove() has zapped them, every access gets SIGBUS.
+ */
+static vm_fault_t dmsgpu_vm_fault(struct vm_fault *vmf)
+{
+	struct vm_area_struct *vma = vmf->vma;
+	struct dmsgpu_buf *buf = vma->vm_private_data;
+	struct dmsgpu *gpu = buf->gpu;
+	vm_fault_t ret;
+	int idx;
+
+	if (vmf->pgoff >= buf->size >> PAGE_SHIFT)
+		return VM_FAULT_SIGBUS;
+	if (!dmsgpu_enter(gpu, &idx))
+		return VM_FAULT_SIGBUS;
+	ret = vmf_insert_pfn(vma, vmf->address,
+			     PHYS_PFN(gpu->mem_phys + buf->offset) + vmf->pgoff);
+	dmsgpu_exit(idx);
+	return ret;
+}
+
+static const struct vm_operations_struct dmsgpu_vm_ops = {
+	.fault = dmsgpu_vm_fault,
+};
 
 static int dmsgpu_dmabuf_mmap(struct dma_buf *dmabuf, struct vm_area_struct *vma)
 {
 	struct dmsgpu_buf *buf = dmabuf->priv;
-	struct dmsgpu *gpu = buf->gpu;
-	int idx, ret;
+	int idx;
 
-	if (!dmsgpu_enter(gpu, &idx))
+	if (!dmsgpu_enter(buf->gpu, &idx))
 		return -ENODEV;
+	/* The dma-buf core checked that the range lies inside the buffer. */
+	vm_flags_set(vma, VM_IO | VM_PFNMAP | VM_DONTEXPAND | VM_DONTDUMP);
 	vma->vm_page_prot = pgprot_writecombine(vma->vm_page_prot);
-	ret = vm_iomap_memory(vma, gpu->mem_phys + buf->offset, buf->size);
+	vma->vm_private_data = buf;
+	vma->vm_ops = &dmsgpu_vm_ops;
 	dmsgpu_exit(idx);
-	return ret;
+	return 0;
 }
 
 static void dmsgpu_dmabuf_release(struct dma_buf *dmabuf)
@@ -82,6 +139,9 @@ static void dmsgpu_dmabuf_release(struct dma_buf *dmabuf)
 	struct dmsgpu_buf *buf = dmabuf->priv;
 	struct dmsgpu *gpu = buf->gpu;
 
+	mutex_lock(&gpu->bufs_lock);
+	list_del(&buf->node);
+	mutex_unlock(&gpu->bufs_lock);
 	gen_pool_free(gpu->pool, gpu->mem_phys + buf->offset, buf->size);
 	atomic_dec(&gpu->nr_bufs);
 	kfree(buf);
@@ -89,6 +149,7 @@ static void dmsgpu_dmabuf_release(struct dma_buf *dmabuf)
 }
 
 static const struct dma_buf_ops dmsgpu_dmabuf_ops = {
+	.attach = dmsgpu_dmabuf_attach,
 	.map_dma_buf = dmsgpu_map_dma_buf,
 	.unmap_dma_buf = dmsgpu_unmap_dma_buf,
 	.mmap = dmsgpu_dmabuf_mmap,
@@ -131,8 +192,12 @@ struct dma_buf *dmsgpu_buf_export(struct dmsgpu *gpu, u64 size, u64 align)
 		return dmabuf;
 	}
 	/* From here on the dma-buf's release frees buf and the memory. */
+	buf->dmabuf = dmabuf;
 	kref_get(&gpu->ref);
 	atomic_inc(&gpu->nr_bufs);
+	mutex_lock(&gpu->bufs_lock);
+	list_add(&buf->node, &gpu->bufs);
+	mutex_unlock(&gpu->bufs_lock);
 	return dmabuf;
 }
 
@@ -155,4 +220,24 @@ struct dmsgpu_buf *dmsgpu_buf_get(struct dmsgpu *gpu, int fd, u64 offset,
 		return ERR_PTR(-EINVAL);
 	}
 	return buf;
+}
+
+/*
+ * The device is gone (remove() after synchronize_srcu()): zap every CPU
+ * mapping of its buffers, so the next access faults and gets SIGBUS, and
+ * tell importers that can drop their DMA mappings to do so. A buffer
+ * being released waits on bufs_lock, so its dma-buf stays valid here.
+ */
+void dmsgpu_revoke_bufs(struct dmsgpu *gpu)
+{
+	struct dmsgpu_buf *buf;
+
+	mutex_lock(&gpu->bufs_lock);
+	list_for_each_entry(buf, &gpu->bufs, node) {
+		unmap_mapping_range(buf->dmabuf->file->f_mapping, 0, 0, 1);
+		dma_resv_lock(buf->dmabuf->resv, NULL);
+		dma_buf_invalidate_mappings(buf->dmabuf);
+		dma_resv_unlock(buf->dmabuf->resv);
+	}
+	mutex_unlock(&gpu->bufs_lock);
 }

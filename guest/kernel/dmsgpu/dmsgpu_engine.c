@@ -39,6 +39,7 @@ static const char * const dmsgpu_err_names[] = {
 	[DMS_GPU_ERR_HOST_DMA] = "host DMA fault",
 	[DMS_GPU_ERR_BUSY] = "doorbell while busy",
 	[DMS_GPU_ERR_BAD_LEN] = "zero length",
+	[DMS_GPU_ERR_ENGINE] = "internal engine fault",
 };
 
 irqreturn_t dmsgpu_irq(int irq, void *data)
@@ -54,21 +55,45 @@ irqreturn_t dmsgpu_irq(int irq, void *data)
 	return IRQ_HANDLED;
 }
 
+static const struct dmsgpu_engine *const dmsgpu_engines[] = {
+	&dmsgpu_copy_engine,
+	&dmsgpu_crc_engine,
+};
+
 /*
- * Make sure the engine is idle (a job that timed out may still run and, for
- * the copy engine, still use the bounce buffer) and forget its old events.
+ * Jobs run one at a time under engine_lock, so an engine still busy here
+ * runs a job that timed out. Such a job may still read or write the bounce
+ * buffer (copy data, a CRC gather list): no new job starts, and the bounce
+ * buffer stays untouched, until the device says every engine is idle.
  */
+int dmsgpu_engines_idle(struct dmsgpu *gpu)
+{
+	const struct dmsgpu_engine *eng;
+	u32 i, status;
+
+	for (i = 0; i < ARRAY_SIZE(dmsgpu_engines); i++) {
+		eng = dmsgpu_engines[i];
+		status = readl(gpu->regs + eng->status_reg);
+		if (status & DMS_GPU_STATUS_BUSY) {
+			dev_err_ratelimited(&gpu->pdev->dev,
+					    "%s engine is still busy with a job that timed out (status %#x)\n",
+					    eng->name, status);
+			return -EBUSY;
+		}
+	}
+	return 0;
+}
+
+/* Check that no engine runs and forget @eng's old events. */
 static int dmsgpu_engine_prepare(struct dmsgpu *gpu,
 				 const struct dmsgpu_engine *eng)
 {
 	u32 events = eng->done_irq | DMS_GPU_IRQ_ERROR;
-	u32 status = readl(gpu->regs + eng->status_reg);
+	int ret;
 
-	if (status & DMS_GPU_STATUS_BUSY) {
-		dev_err(&gpu->pdev->dev, "%s engine is still busy (status %#x)\n",
-			eng->name, status);
-		return -EBUSY;
-	}
+	ret = dmsgpu_engines_idle(gpu);
+	if (ret)
+		return ret;
 	writel(events, gpu->regs + DMS_GPU_REG_IRQ_STATUS);
 	atomic_andnot(events, &gpu->irq_events);
 	return 0;
@@ -82,14 +107,16 @@ static int dmsgpu_engine_result(struct dmsgpu *gpu,
 
 	if (status & DMS_GPU_STATUS_ERROR) {
 		err = (status & DMS_GPU_STATUS_ERR_MASK) >> DMS_GPU_STATUS_ERR_SHIFT;
-		dev_err(&gpu->pdev->dev, "%s engine error %u (%s)\n", eng->name,
-			err, err < ARRAY_SIZE(dmsgpu_err_names) ?
-			dmsgpu_err_names[err] : "unknown");
+		dev_err_ratelimited(&gpu->pdev->dev, "%s engine error %u (%s)\n",
+				    eng->name, err,
+				    err < ARRAY_SIZE(dmsgpu_err_names) ?
+				    dmsgpu_err_names[err] : "unknown");
 		return -EIO;
 	}
 	if (!(status & DMS_GPU_STATUS_DONE)) {
-		dev_err(&gpu->pdev->dev, "%s engine stopped with status %#x\n",
-			eng->name, status);
+		dev_err_ratelimited(&gpu->pdev->dev,
+				    "%s engine stopped with status %#x\n",
+				    eng->name, status);
 		return -EIO;
 	}
 	return 0;
@@ -108,9 +135,9 @@ static int dmsgpu_engine_run(struct dmsgpu *gpu, const struct dmsgpu_engine *eng
 				  msecs_to_jiffies(DMSGPU_JOB_TIMEOUT_MS));
 	status = readl(gpu->regs + eng->status_reg);
 	if (status & DMS_GPU_STATUS_BUSY) {
-		dev_err(&gpu->pdev->dev,
-			"%s engine timed out after %u ms (status %#x)\n",
-			eng->name, DMSGPU_JOB_TIMEOUT_MS, status);
+		dev_err_ratelimited(&gpu->pdev->dev,
+				    "%s engine timed out after %u ms (status %#x)\n",
+				    eng->name, DMSGPU_JOB_TIMEOUT_MS, status);
 		return -ETIMEDOUT;
 	}
 	if (!left)
@@ -139,8 +166,9 @@ int dmsgpu_copy_job(struct dmsgpu *gpu, u64 dev, u64 len, bool to_dev)
 		return ret;
 	done = lo_hi_readq(gpu->regs + DMS_GPU_REG_COPY_DONE_BYTES_LO);
 	if (done != len) {
-		dev_err(&gpu->pdev->dev, "copy engine moved %llu of %llu bytes\n",
-			done, len);
+		dev_err_ratelimited(&gpu->pdev->dev,
+				    "copy engine moved %llu of %llu bytes\n",
+				    done, len);
 		return -EIO;
 	}
 	return 0;

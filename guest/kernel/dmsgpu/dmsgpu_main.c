@@ -151,6 +151,9 @@ static int dmsgpu_map_mem(struct dmsgpu *gpu)
 		return dev_err_probe(dev, err, "cannot claim BAR%d\n",
 				     DMS_GPU_BAR_MEM);
 	gpu->mem_phys = pci_resource_start(pdev, DMS_GPU_BAR_MEM);
+	/* CPU mappings are faulted in page by page: make them write-combined. */
+	if (devm_arch_io_reserve_memtype_wc(dev, gpu->mem_phys, gpu->mem_size))
+		dev_warn(dev, "device memory cannot be write-combined; CPU mappings will be uncached\n");
 
 	/*
 	 * Only the p2pdma provider (bus offset, map-type cache) of BAR2;
@@ -222,6 +225,9 @@ static int dmsgpu_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	gpu->pdev = pci_dev_get(pdev);
 	mutex_init(&gpu->engine_lock);
 	init_waitqueue_head(&gpu->engine_wq);
+	INIT_LIST_HEAD(&gpu->bufs);
+	mutex_init(&gpu->bufs_lock);
+	init_waitqueue_head(&gpu->unmap_wq);
 	/* The probe's reference, dropped after remove() or a failed probe. */
 	err = devm_add_action_or_reset(dev, dmsgpu_put_action, gpu);
 	if (err)
@@ -269,7 +275,7 @@ static int dmsgpu_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 static void dmsgpu_remove(struct pci_dev *pdev)
 {
 	struct dmsgpu *gpu = pci_get_drvdata(pdev);
-	int bufs;
+	int maps;
 
 	misc_deregister(&gpu->misc);
 	WRITE_ONCE(gpu->removed, true);
@@ -277,11 +283,15 @@ static void dmsgpu_remove(struct pci_dev *pdev)
 	/* No engine job runs any more; the device stays quiet from here on. */
 	writel(0, gpu->regs + DMS_GPU_REG_IRQ_MASK);
 
-	bufs = atomic_read(&gpu->nr_bufs);
-	if (bufs)
-		dev_warn(&pdev->dev,
-			 "removed with %d buffer(s) allocated: their CPU and DMA mappings now point at a released BAR\n",
-			 bufs);
+	/* No new attachment, mapping or CPU page from here on. */
+	dmsgpu_revoke_bufs(gpu);
+	if (wait_event_timeout(gpu->unmap_wq, !atomic_read(&gpu->nr_maps),
+			       msecs_to_jiffies(DMSGPU_UNMAP_WAIT_MS)))
+		return;
+	maps = atomic_read(&gpu->nr_maps);
+	dev_warn(&pdev->dev,
+		 "removed with %d importer mapping(s) of device memory left (static importers, e.g. a devmem TCP binding, cannot be revoked): their DMA now targets a released BAR\n",
+		 maps);
 }
 
 static const struct pci_device_id dmsgpu_ids[] = {
