@@ -11,7 +11,7 @@
 #include "regs_common.h"
 
 #define DMS_NIC_ID_MAGIC 0x4e534d44 /* "DMSN" in memory order */
-#define DMS_NIC_VERSION 0x00010002  /* major 1, minor 2 */
+#define DMS_NIC_VERSION 0x00010003  /* major 1, minor 3 */
 
 /* Identity and capabilities (read only). */
 #define DMS_NIC_REG_ID 0x0000		/* DMS_NIC_ID_MAGIC */
@@ -47,18 +47,26 @@
  */
 #define DMS_NIC_ITR_MIN_GAP_NS 2000
 
-/* Admin interrupt (MSI-X vector 0): link changes. RW1C / RW. */
+/* Admin interrupt (MSI-X vector 0): link changes, queue faults. RW1C / RW. */
 #define DMS_NIC_REG_ADMIN_IRQ_STATUS 0x0060
 #define DMS_NIC_REG_ADMIN_IRQ_MASK 0x0064
 #define DMS_NIC_ADMIN_IRQ_LINK (1U << 0)
+#define DMS_NIC_ADMIN_IRQ_Q_FAULT (1U << 1) /* a ring DMA fault stopped a queue */
+/*
+ * RO: bit q (LO: queues 0..31, HI: 32..63) is set while RXQ_CTRL or
+ * TXQ_CTRL of queue pair q has DMS_NIC_Q_FAULT set.
+ */
+#define DMS_NIC_REG_Q_FAULT_LO 0x0068
+#define DMS_NIC_REG_Q_FAULT_HI 0x006c
 
 /* Device-wide error counters (RO, 32-bit, wrap). */
-#define DMS_NIC_REG_STAT_RX_NO_BUF 0x0080   /* waited for buffers (stalls) */
-#define DMS_NIC_REG_STAT_RX_DROP 0x0084	    /* dropped: queue off, too long */
-#define DMS_NIC_REG_STAT_RX_DMA_ERR 0x0088  /* buffer address faulted */
-#define DMS_NIC_REG_STAT_TX_DESC_ERR 0x008c /* malformed TX descriptors */
-#define DMS_NIC_REG_STAT_TX_DMA_ERR 0x0090  /* TX buffer address faulted */
-#define DMS_NIC_REG_STAT_RING_ERR 0x0094    /* bad ring setup or index */
+#define DMS_NIC_REG_STAT_RX_NO_BUF 0x0080    /* waited for buffers (stalls) */
+#define DMS_NIC_REG_STAT_RX_DROP 0x0084	     /* dropped: queue off, too long */
+#define DMS_NIC_REG_STAT_RX_DMA_ERR 0x0088   /* buffer address faulted */
+#define DMS_NIC_REG_STAT_TX_DESC_ERR 0x008c  /* malformed TX descriptors */
+#define DMS_NIC_REG_STAT_TX_DMA_ERR 0x0090   /* TX buffer address faulted */
+#define DMS_NIC_REG_STAT_RING_ERR 0x0094     /* bad ring setup or index */
+#define DMS_NIC_REG_STAT_RING_DMA_ERR 0x0098 /* ring access faulted: queue stopped */
 
 /*
  * RSS: Toeplitz hash over the IPv4/IPv6 addresses and, for TCP/UDP, the
@@ -110,6 +118,11 @@
 #define DMS_NIC_Q_ENABLE (1U << 0)
 /* RO: the last enable was refused (bad setup); cleared by an accepted one. */
 #define DMS_NIC_Q_CFG_ERR (1U << 1)
+/*
+ * RO: a DMA fault on one of the ring's descriptor or completion accesses
+ * stopped it (ENABLE reads 0); cleared by an accepted enable.
+ */
+#define DMS_NIC_Q_FAULT (1U << 2)
 #define DMS_NIC_RXQ_RING_LOG2 0x04    /* all three RX rings */
 #define DMS_NIC_RXQ_HBUF_BASE_LO 0x08 /* header buffer ring (host memory) */
 #define DMS_NIC_RXQ_HBUF_BASE_HI 0x0c

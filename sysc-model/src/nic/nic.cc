@@ -68,9 +68,7 @@ void Nic::set_link(bool up)
 	if (up == link_up_)
 		return;
 	link_up_ = up;
-	admin_status_ |= DMS_NIC_ADMIN_IRQ_LINK;
-	if ((admin_status_ & admin_mask_) && host_.irq)
-		host_.irq(0);
+	admin_event(DMS_NIC_ADMIN_IRQ_LINK);
 }
 
 // Everything the datasheet lists goes back to power-on state: settings,
@@ -156,8 +154,8 @@ std::string Nic::stats_json() const
 	  << ", \"rx_no_buf\": " << c_.rx_no_buf << ", \"rx_dma_err\": " << c_.rx_dma_err
 	  << ", \"tx_frames\": " << c_.tx_frames << ", \"tx_bytes\": " << c_.tx_bytes
 	  << ", \"tx_desc_err\": " << c_.tx_desc_err << ", \"tx_dma_err\": " << c_.tx_dma_err
-	  << ", \"ring_err\": " << c_.ring_err << ", \"rx_hdr_overflow\": " << c_.rx_hdr_overflow
-	  << ", \"queues\": [";
+	  << ", \"ring_err\": " << c_.ring_err << ", \"ring_dma_err\": " << c_.ring_dma_err
+	  << ", \"rx_hdr_overflow\": " << c_.rx_hdr_overflow << ", \"queues\": [";
 	for (unsigned i = 0; i < nq_; i++)
 		o << (i ? ", " : "") << "{\"rx_frames\": " << q_[i]->rx_frames
 		  << ", \"rx_split\": " << q_[i]->rx_split

@@ -37,6 +37,7 @@ struct NicCounters {
 	uint64_t rx_drop = 0, rx_no_buf = 0, rx_dma_err = 0;
 	uint64_t tx_frames = 0, tx_bytes = 0, tx_desc_err = 0, tx_dma_err = 0;
 	uint64_t ring_err = 0;
+	uint64_t ring_dma_err = 0;    // ring accesses that faulted (each stopped its queue)
 	uint64_t rx_hdr_overflow = 0; // headers longer than the header buffer: not split
 };
 
@@ -93,7 +94,7 @@ protected:
 private:
 	struct Queue;
 	struct RxFrame;
-	enum class TxChain { Incomplete, Complete, Bad };
+	enum class TxChain { Incomplete, Complete, Bad, Fault };
 	// Frame bytes allowed beyond the MTU: Ethernet header and two VLAN tags.
 	static constexpr size_t kL2Overhead = 14 + 8;
 
@@ -105,6 +106,7 @@ private:
 	void rx_enable(unsigned qi, bool on);
 	void tx_enable(unsigned qi, bool on);
 	void doorbell(unsigned qi, uint32_t off, uint32_t val);
+	uint32_t fault_bits(unsigned first) const;
 
 	// Receive (nic_rx.cc).
 	void rx_thread();
@@ -119,6 +121,7 @@ private:
 	size_t rx_pay_bytes(const RxFrame &f, uint32_t i) const;
 	uint16_t rx_flags(const RxFrame &f) const;
 	bool rx_complete(Queue &q, const RxFrame &f, bool ok);
+	void rx_ring_fault(unsigned qi, const char *what);
 
 	// Transmit (nic_tx.cc).
 	void tx_thread();
@@ -127,6 +130,7 @@ private:
 	bool tx_read_frame(const std::vector<dms_tx_desc> &d, std::vector<uint8_t> &frame);
 	bool tx_send(unsigned qi, std::vector<uint8_t> &frame, bool csum);
 	void tx_complete(unsigned qi, uint16_t tag, bool bad);
+	void tx_ring_fault(unsigned qi, const char *what);
 	// Frames handled at one simulated time by the RX or TX engine.
 	struct WorkBudget {
 		sc_core::sc_time at;
@@ -139,6 +143,7 @@ private:
 	void arm(unsigned qi);
 	void signal(unsigned qi);
 	void irq_method(unsigned qi);
+	void admin_event(uint32_t cause);
 
 	bool dma_rw(uint64_t addr, void *buf, size_t len, bool write);
 	void settle(); // timed mode: let the time of the last frame pass

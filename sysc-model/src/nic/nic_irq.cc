@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// The NIC's interrupts: the admin vector (link changes) and each queue's
+// The NIC's interrupts: the admin vector (link changes, queue faults) and each queue's
 // one-shot vector, spaced by ITR_NS.
 #include <algorithm>
 
@@ -18,9 +18,18 @@ void Nic::admin_write(uint32_t off, uint32_t val)
 	}
 	// Only newly unmasked pending events fire: rewriting the same mask (an
 	// MSI aimed at this register) does not fire again.
-	const uint32_t unmasked = val & DMS_NIC_ADMIN_IRQ_LINK & ~admin_mask_;
-	admin_mask_ = val & DMS_NIC_ADMIN_IRQ_LINK;
+	const uint32_t causes = DMS_NIC_ADMIN_IRQ_LINK | DMS_NIC_ADMIN_IRQ_Q_FAULT;
+	const uint32_t unmasked = val & causes & ~admin_mask_;
+	admin_mask_ = val & causes;
 	if ((admin_status_ & unmasked) && host_.irq)
+		host_.irq(0);
+}
+
+// An admin cause is pending; vector 0 fires if it is unmasked.
+void Nic::admin_event(uint32_t cause)
+{
+	admin_status_ |= cause;
+	if ((cause & admin_mask_) && host_.irq)
 		host_.irq(0);
 }
 

@@ -30,6 +30,7 @@ struct Nic::Queue {
 	// ring runs cannot change work in flight.
 	bool rx_on = false, tx_on = false;
 	bool rx_refused = false, tx_refused = false; // last enable was refused
+	bool rx_fault = false, tx_fault = false;     // a ring DMA fault stopped it
 	QueueSetup rx_cfg, tx_cfg;
 	uint32_t rx_size = 0, tx_size = 0;
 	uint32_t hbuf_head = 0, pbuf_head = 0, rcmpl_tail = 0;
@@ -84,6 +85,7 @@ struct Nic::Queue {
 		rx_stop();
 		tx_stop();
 		rx_refused = tx_refused = false;
+		rx_fault = tx_fault = false;
 		hbuf_head = pbuf_head = rcmpl_tail = tx_head = tcmpl_tail = 0;
 		rx_phase = tx_phase = true;
 		armed = fired = false;

@@ -154,6 +154,12 @@ uint32_t Nic::settings_read(uint32_t off) const
 		return static_cast<uint32_t>(c_.tx_dma_err);
 	case DMS_NIC_REG_STAT_RING_ERR:
 		return static_cast<uint32_t>(c_.ring_err);
+	case DMS_NIC_REG_STAT_RING_DMA_ERR:
+		return static_cast<uint32_t>(c_.ring_dma_err);
+	case DMS_NIC_REG_Q_FAULT_LO:
+		return fault_bits(0);
+	case DMS_NIC_REG_Q_FAULT_HI:
+		return fault_bits(32);
 	default:
 		return DMS_REG_UNDEFINED;
 	}
@@ -165,7 +171,8 @@ uint32_t Nic::queue_read(const Queue &q, uint32_t off) const
 		return read_queue_reg(*r, q.regs);
 	switch (off) {
 	case DMS_NIC_RXQ_CTRL:
-		return (q.rx_on ? DMS_NIC_Q_ENABLE : 0) | (q.rx_refused ? DMS_NIC_Q_CFG_ERR : 0);
+		return (q.rx_on ? DMS_NIC_Q_ENABLE : 0) | (q.rx_refused ? DMS_NIC_Q_CFG_ERR : 0) |
+		       (q.rx_fault ? DMS_NIC_Q_FAULT : 0);
 	case DMS_NIC_RXQ_HBUF_TAIL:
 		return q.hbuf_tail;
 	case DMS_NIC_RXQ_PBUF_TAIL:
@@ -173,7 +180,8 @@ uint32_t Nic::queue_read(const Queue &q, uint32_t off) const
 	case DMS_NIC_RXQ_CMPL_HEAD:
 		return q.rcmpl_head;
 	case DMS_NIC_TXQ_CTRL:
-		return (q.tx_on ? DMS_NIC_Q_ENABLE : 0) | (q.tx_refused ? DMS_NIC_Q_CFG_ERR : 0);
+		return (q.tx_on ? DMS_NIC_Q_ENABLE : 0) | (q.tx_refused ? DMS_NIC_Q_CFG_ERR : 0) |
+		       (q.tx_fault ? DMS_NIC_Q_FAULT : 0);
 	case DMS_NIC_TXQ_TAIL:
 		return q.tx_tail;
 	case DMS_NIC_TXQ_CMPL_HEAD:
@@ -181,6 +189,16 @@ uint32_t Nic::queue_read(const Queue &q, uint32_t off) const
 	default:
 		return DMS_REG_UNDEFINED;
 	}
+}
+
+// Q_FAULT_LO/HI: bit i for queue pair first + i with a faulted ring.
+uint32_t Nic::fault_bits(unsigned first) const
+{
+	uint32_t bits = 0;
+	for (unsigned i = first; i < nq_ && i < first + 32; i++)
+		if (q_[i]->rx_fault || q_[i]->tx_fault)
+			bits |= 1u << (i - first);
+	return bits;
 }
 
 // ------------------------------------------------------------ writes
@@ -319,7 +337,8 @@ static bool rx_setup_ok(const QueueSetup &s)
 }
 
 // Enable latches the setup (0 -> 1 only); a bad setup is refused, counted,
-// and reported in RXQ_CTRL's CFG_ERR until the next accepted enable.
+// and reported in RXQ_CTRL's CFG_ERR until the next accepted enable, which
+// also clears FAULT.
 void Nic::rx_enable(unsigned qi, bool on)
 {
 	Queue &q = *q_[qi];
@@ -339,7 +358,7 @@ void Nic::rx_enable(unsigned qi, bool on)
 		q.hbuf_head = q.pbuf_head = q.rcmpl_tail = 0;
 		q.hbuf_tail = q.pbuf_tail = q.rcmpl_head = 0;
 		q.rx_phase = true;
-		q.rx_refused = false;
+		q.rx_refused = q.rx_fault = false;
 		q.rx_on = true;
 		q.rx_epoch++;
 		trace_("rxq%u enabled: %u entries, hbuf %u, pbuf %u", qi, q.rx_size,
@@ -368,7 +387,7 @@ void Nic::tx_enable(unsigned qi, bool on)
 	q.tx_size = 1u << q.tx_cfg.tx_log2;
 	q.tx_head = q.tx_tail = q.tcmpl_tail = q.tcmpl_head = 0;
 	q.tx_phase = true;
-	q.tx_refused = false;
+	q.tx_refused = q.tx_fault = false;
 	q.tx_on = true;
 	q.tx_epoch++;
 	trace_("txq%u enabled: %u entries", qi, q.tx_size);

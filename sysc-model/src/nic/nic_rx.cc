@@ -122,10 +122,14 @@ bool Nic::rx_frame(const std::vector<uint8_t> &frame)
 	bool ok = rx_fetch_buffers(f);
 	if (!rx_alive(f, "descriptor fetch"))
 		return false;
+	if (!ok) {
+		// Buffer ids that were never read must not reach a completion.
+		rx_ring_fault(f.qi, "buffer descriptor read");
+		return true; // counted as ring_dma_err, not a drop
+	}
 	q.hbuf_head = (q.hbuf_head + f.nh) % f.ring;
 	q.pbuf_head = (q.pbuf_head + f.np) % f.ring;
-	if (ok)
-		ok = rx_write_data(f);
+	ok = rx_write_data(f);
 	if (!rx_alive(f, "data write"))
 		return false;
 	if (!ok) {
@@ -133,7 +137,7 @@ bool Nic::rx_frame(const std::vector<uint8_t> &frame)
 		trace_("rxq%u drop: buffer DMA fault", f.qi);
 	}
 	if (!rx_complete(q, f, ok))
-		return false;
+		return q.rx_fault; // a completion write fault is not a drop
 	signal(f.qi);
 	if (!ok)
 		return true; // lost to a DMA fault: counted as rx_dma_err, not a drop
@@ -224,21 +228,21 @@ bool Nic::rx_wait_for_room(RxFrame &f)
 	}
 }
 
-// Read the buffer descriptors the frame takes (the caller consumes them).
+// Read the buffer descriptors the frame takes (the caller consumes them);
+// false at the first one that faults.
 bool Nic::rx_fetch_buffers(RxFrame &f)
 {
 	const Queue &q = *q_[f.qi];
-	bool ok = true;
 	f.pb.resize(f.np);
-	if (f.nh)
-		ok &= dma_rw(f.cfg.hbuf_base + sizeof(dms_rx_buf) * q.hbuf_head, &f.hb,
-			     sizeof(f.hb), false);
+	if (f.nh &&
+	    !dma_rw(f.cfg.hbuf_base + sizeof(dms_rx_buf) * q.hbuf_head, &f.hb, sizeof(f.hb), false))
+		return false;
 	for (uint32_t i = 0; i < f.np; i++)
-		ok &= dma_rw(f.cfg.pbuf_base + sizeof(dms_rx_buf) * ((q.pbuf_head + i) % f.ring),
-			     &f.pb[i], sizeof(f.pb[i]), false);
-	trace_("rxq%u fetched %u header and %u payload buffers%s", f.qi, f.nh, f.np,
-	       ok ? "" : " (DMA fault)");
-	return ok;
+		if (!dma_rw(f.cfg.pbuf_base + sizeof(dms_rx_buf) * ((q.pbuf_head + i) % f.ring),
+			    &f.pb[i], sizeof(f.pb[i]), false))
+			return false;
+	trace_("rxq%u fetched %u header and %u payload buffers", f.qi, f.nh, f.np);
+	return true;
 }
 
 // Bytes of payload buffer i (payload buffers fill from offset 0); never
@@ -307,9 +311,14 @@ bool Nic::rx_complete(Queue &q, const RxFrame &f, bool ok)
 			c.pay_len = ok ? static_cast<uint32_t>(rx_pay_bytes(f, i)) : 0;
 		}
 		c.flags = fl;
-		dma_rw(f.cfg.rcmpl_base + sizeof(c) * q.rcmpl_tail, &c, sizeof(c), true);
+		const bool written =
+			dma_rw(f.cfg.rcmpl_base + sizeof(c) * q.rcmpl_tail, &c, sizeof(c), true);
 		if (!rx_alive(f, "completion write"))
 			return false;
+		if (!written) {
+			rx_ring_fault(f.qi, "completion write");
+			return false;
+		}
 		trace_("rxq%u completion %u flags 0x%x", f.qi, q.rcmpl_tail, fl);
 		if (++q.rcmpl_tail == f.ring) {
 			q.rcmpl_tail = 0;
@@ -317,6 +326,20 @@ bool Nic::rx_complete(Queue &q, const RxFrame &f, bool ok)
 		}
 	}
 	return true;
+}
+
+// A DMA fault on one of the queue's rings: the queue stops (as a real NIC's
+// queue enters its error state), says so in RXQ_CTRL and Q_FAULT, and
+// raises the admin cause. No completion is written for the frame.
+void Nic::rx_ring_fault(unsigned qi, const char *what)
+{
+	Queue &q = *q_[qi];
+	q.rx_stop();
+	q.rx_fault = true;
+	c_.ring_dma_err++;
+	trace_("rxq%u stopped: %s DMA fault", qi, what);
+	q.rx_doorbell.notify(sc_core::SC_ZERO_TIME);
+	admin_event(DMS_NIC_ADMIN_IRQ_Q_FAULT);
 }
 
 } // namespace devmemsim

@@ -29,7 +29,8 @@ void Nic::tx_thread()
 }
 
 // Read the descriptors from the ring head up to EOP into d. A chain that
-// breaks the rules (or faults) is cut there: it is consumed and dropped.
+// breaks the rules is cut there: it is consumed and dropped. A descriptor
+// read that faults stops the queue (Fault).
 Nic::TxChain Nic::tx_gather(unsigned qi, std::vector<dms_tx_desc> &d)
 {
 	const Queue &q = *q_[qi];
@@ -40,12 +41,9 @@ Nic::TxChain Nic::tx_gather(unsigned qi, std::vector<dms_tx_desc> &d)
 		dms_tx_desc desc{};
 		bool ok = dma_rw(base + sizeof(desc) * ((head + i) % ring), &desc, sizeof(desc),
 				 false);
+		if (!ok)
+			return TxChain::Fault;
 		d.push_back(desc);
-		if (!ok) {
-			c_.tx_dma_err++;
-			trace_("txq%u drop: descriptor %u unreadable", qi, (head + i) % ring);
-			return TxChain::Bad;
-		}
 		bool sop = desc.flags & DMS_TX_F_SOP;
 		if ((i == 0) != sop || !desc.len || desc.len > 65535 || d.size() > kMaxTxFrags) {
 			c_.tx_desc_err++;
@@ -100,6 +98,10 @@ bool Nic::tx_frame(unsigned qi)
 		return true; // stopped under us: nothing of it is consumed
 	if (chain == TxChain::Incomplete)
 		return false; // the rest of the frame is not posted yet
+	if (chain == TxChain::Fault) {
+		tx_ring_fault(qi, "descriptor read");
+		return true;
+	}
 	std::vector<uint8_t> frame;
 	const bool bad = chain == TxChain::Bad || !tx_read_frame(d, frame);
 	if (q.tx_epoch != epoch)
@@ -142,14 +144,30 @@ void Nic::tx_complete(unsigned qi, uint16_t tag, bool bad)
 	c.flags = static_cast<uint16_t>((q.tx_phase ? DMS_TX_C_GEN : 0) | (bad ? DMS_TX_C_ERR : 0));
 	c.tag = tag;
 	const uint32_t slot = q.tcmpl_tail;
-	dma_rw(q.tx_cfg.tcmpl_base + sizeof(c) * slot, &c, sizeof(c), true);
+	const bool written = dma_rw(q.tx_cfg.tcmpl_base + sizeof(c) * slot, &c, sizeof(c), true);
 	if (q.tx_epoch != epoch)
 		return;
+	if (!written) {
+		tx_ring_fault(qi, "completion write");
+		return;
+	}
 	trace_("txq%u completion %u tag %u%s", qi, slot, unsigned(tag), bad ? " ERR" : "");
 	if (++q.tcmpl_tail == q.tx_size) {
 		q.tcmpl_tail = 0;
 		q.tx_phase = !q.tx_phase;
 	}
+}
+
+// A DMA fault on a TX ring: the queue stops (nothing more is consumed or
+// completed), says so in TXQ_CTRL and Q_FAULT, and raises the admin cause.
+void Nic::tx_ring_fault(unsigned qi, const char *what)
+{
+	Queue &q = *q_[qi];
+	q.tx_stop();
+	q.tx_fault = true;
+	c_.ring_dma_err++;
+	trace_("txq%u stopped: %s DMA fault", qi, what);
+	admin_event(DMS_NIC_ADMIN_IRQ_Q_FAULT);
 }
 
 } // namespace devmemsim
