@@ -119,17 +119,17 @@ bool Nic::rx_frame(const std::vector<uint8_t> &frame)
 	if (!rx_wait_for_room(f))
 		return false;
 	Queue &q = *q_[f.qi];
-	bool ok = rx_fetch_buffers(f);
+	const bool fetched = rx_fetch_buffers(f);
 	if (!rx_alive(f, "descriptor fetch"))
 		return false;
-	if (!ok) {
+	if (!fetched) {
 		// Buffer ids that were never read must not reach a completion.
 		rx_ring_fault(f.qi, "buffer descriptor read");
 		return true; // counted as ring_dma_err, not a drop
 	}
 	q.hbuf_head = (q.hbuf_head + f.nh) % f.ring;
 	q.pbuf_head = (q.pbuf_head + f.np) % f.ring;
-	ok = rx_write_data(f);
+	const bool ok = rx_write_data(f);
 	if (!rx_alive(f, "data write"))
 		return false;
 	if (!ok) {
