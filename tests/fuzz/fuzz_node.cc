@@ -161,7 +161,8 @@ void op_ram_write(Reader &r)
 	const uint64_t off = r.u32() % kRamSize;
 	std::vector<uint8_t> b = r.bytes(r.u16() % 512);
 	if (g_trace)
-		std::fprintf(stderr, "  RAM +%#llx: %zu bytes\n", (unsigned long long)off, b.size());
+		std::fprintf(stderr, "  RAM +%#llx: %zu bytes\n", (unsigned long long)off,
+			     b.size());
 	std::copy_n(b.begin(), std::min<size_t>(b.size(), kRamSize - off), g_host->ram() + off);
 }
 
@@ -369,8 +370,8 @@ void check_stats()
 	const std::string js = dms_node_stats_json(g_host->node());
 	for (size_t at = js.find(": "); at != std::string::npos; at = js.find(": ", at + 1)) {
 		const char c = js[at + 2];
-		if (c == '-' ||
-		    (c >= '0' && c <= '9' && std::strtoull(js.c_str() + at + 2, nullptr, 10) >> 53)) {
+		if (c == '-' || (c >= '0' && c <= '9' &&
+				 std::strtoull(js.c_str() + at + 2, nullptr, 10) >> 53)) {
 			std::fprintf(stderr, "fuzz-node: ...%s...\n",
 				     js.substr(at > 40 ? at - 40 : 0, 80).c_str());
 			fail("negative or absurd counter at byte %llu of the stats JSON", at);
