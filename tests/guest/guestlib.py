@@ -86,13 +86,14 @@ class TwoNodes(unittest.TestCase):
     test, with node0 reaching node1 (data_addr(1)) over the data link, and
     stopped after the last. A subclass sets NAME and may check its nodes
     in setup_nodes() (run before the peer check; a failure stops the
-    cluster)."""
+    cluster). BOOT_ARGS go to `boot` (e.g. "--set", "KEY=VALUE")."""
 
     NAME = None
+    BOOT_ARGS = ()
 
     @classmethod
     def setUpClass(cls):
-        boot(cls.NAME, "--nodes", "2")
+        boot(cls.NAME, "--nodes", "2", *cls.BOOT_ARGS)
         try:
             cls.setup_nodes()
             wait_for_peer(cls.NAME, 0, data_addr(1))
