@@ -180,7 +180,8 @@ double get_rate(const toml::node &n, const std::string &where, const std::string
 	if (!v)
 		fail(where, key, "expected a rate such as 0.01");
 	if (!(*v >= 0 && *v <= 1))
-		fail(where, key, std::to_string(*v) + " is not a rate between 0 and 1");
+		fail(where, key,
+		     (std::ostringstream() << *v).str() + " is not a rate between 0 and 1");
 	return *v;
 }
 

@@ -99,7 +99,7 @@ TEST(FaultConfig, SettingsParseWithOrWithoutPrefix)
 TEST(FaultConfig, BadSettingsNameTheKey)
 {
 	EXPECT_NE(error_of("rx_drop_rate=1.5").find("faults.rx_drop_rate"), std::string::npos);
-	EXPECT_NE(error_of("rx_drop_rate=1.5").find("not a rate"), std::string::npos);
+	EXPECT_NE(error_of("rx_drop_rate=1.5").find("1.5 is not a rate"), std::string::npos);
 	EXPECT_NE(error_of("bogus=1").find("faults.bogus: unknown key"), std::string::npos);
 	EXPECT_NE(error_of("nic.queues=2").find("unknown key"), std::string::npos);
 	EXPECT_NE(error_of("seed").find("expected KEY=VALUE"), std::string::npos);
