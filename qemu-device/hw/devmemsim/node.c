@@ -13,6 +13,7 @@
 #include "qemu/error-report.h"
 #include "qemu/module.h"
 #include "qemu/main-loop.h"
+#include "system/runstate.h"
 #include "system/system.h"
 #include "devmemsim-node.h"
 #include "trace.h"
@@ -21,7 +22,10 @@
  * Work due now (a doorbell, or a step that stopped at its work budget)
  * runs from a bottom half: a timer armed in the past would fire again in
  * the same timer run, and QEMU's main loop (QMP, I/O) would not get a
- * turn until the model had nothing left to do at this time.
+ * turn until the model had nothing left to do at this time. Before the
+ * VM runs, due work waits for the virtual-clock timer instead: bottom
+ * halves also run from the block layer's early polls, before the
+ * machine (and so the model's devices) exists.
  */
 static void devmemsim_node_rearm(DevmemsimNode *s)
 {
@@ -30,7 +34,7 @@ static void devmemsim_node_rearm(DevmemsimNode *s)
 
     if (deadline == DMS_NO_DEADLINE) {
         timer_del(&s->step_timer);
-    } else if (deadline <= (uint64_t)now) {
+    } else if (deadline <= (uint64_t)now && runstate_is_running()) {
         timer_del(&s->step_timer);
         qemu_bh_schedule(s->step_bh);
     } else {
