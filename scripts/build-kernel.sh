@@ -9,10 +9,11 @@
 # out-of-tree modules build with `make -C OUT M=DIR [MO=OBJDIR] modules`.
 #
 # Prints the bzImage path on stdout; progress goes to stderr and the full make
-# output to OUT/devmemsim-build.log. Idempotent: nothing is done when
-# OUT/.devmemsim-build-stamp holds the sha256 of (SRC path, FRAGMENT contents,
-# this script) and the bzImage is there. Set DEVMEMSIM_VERBOSE=1 to see make's
-# output on stderr as it runs. Two runs on one OUT are serialised by a lock.
+# output to OUT/devmemsim-build.log. Whether a build is needed is the caller's
+# decision (tools/devmemsim/build.py keys OUT by the source, the fragments and
+# this script); a run always configures and builds. Set DEVMEMSIM_VERBOSE=1 to
+# see make's output on stderr as it runs. Two runs on one OUT are serialised
+# by a lock.
 set -euo pipefail
 
 die() {
@@ -22,34 +23,21 @@ die() {
 log() { echo "build-kernel: $*" >&2; }
 
 [ $# -eq 3 ] || die "usage: build-kernel.sh SRC OUT FRAGMENT"
-[ -f "$1/Makefile" ] && [ -f "$1/Kconfig" ] || die "$1 is not a kernel source tree"
+if ! [ -f "$1/Makefile" ] || ! [ -f "$1/Kconfig" ]; then
+	die "$1 is not a kernel source tree"
+fi
 [ -f "$3" ] || die "config fragment $3 not found"
 src=$(cd "$1" && pwd -P)
 mkdir -p "$2" || die "cannot create $2"
 out=$(cd "$2" && pwd -P)
 frag=$(readlink -f "$3")
-self=$(readlink -f "$0")
 [ "$out" != "$src" ] || die "OUT must not be the source tree"
 
 bzimage="$out/arch/x86/boot/bzImage"
-stamp="$out/.devmemsim-build-stamp"
 buildlog="$out/devmemsim-build.log"
-key=$({
-	printf 'src=%s\n' "$src"
-	printf -- '--- fragment\n'
-	cat "$frag"
-	printf -- '--- script\n'
-	cat "$self"
-} | sha256sum | cut -d' ' -f1)
 
 exec 9>"$out/.devmemsim-build.lock"
 flock 9 || die "cannot lock $out"
-
-if [ -f "$stamp" ] && [ -f "$bzimage" ] && [ "$(head -n1 "$stamp")" = "$key" ]; then
-	log "$out is up to date ($(sed -n 2p "$stamp"))"
-	echo "$bzimage"
-	exit 0
-fi
 
 missing=()
 for tool in make gcc ld flex bison bc perl awk sha256sum flock; do
@@ -63,7 +51,6 @@ if [ -f "$src/.config" ] || [ -d "$src/include/config" ]; then
 		"(run 'make -C $src mrproper')"
 fi
 
-rm -f "$stamp"
 : >"$buildlog"
 jobs=$(nproc)
 kmake() {
@@ -133,5 +120,4 @@ fi
 release=$(cat "$out/include/config/kernel.release")
 log "built Linux $release in $(($(date +%s) - start)) s"
 
-printf '%s\n%s\n' "$key" "$release" >"$stamp"
 echo "$bzimage"

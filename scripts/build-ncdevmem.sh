@@ -30,7 +30,9 @@ die() {
 log() { echo "build-ncdevmem: $*" >&2; }
 
 [ $# -eq 3 ] || die "usage: build-ncdevmem.sh SRC KOUT OUTDIR"
-[ -f "$1/Makefile" ] && [ -f "$1/Kconfig" ] || die "$1 is not a kernel source tree"
+if ! [ -f "$1/Makefile" ] || ! [ -f "$1/Kconfig" ]; then
+	die "$1 is not a kernel source tree"
+fi
 src=$(cd "$1" && pwd -P)
 [ -f "$2/.config" ] || die "$2 is not a configured kernel build dir (run scripts/build-kernel.sh first)"
 kout=$(cd "$2" && pwd -P)

@@ -26,8 +26,9 @@ die() {
 	exit 1
 }
 
-[ $# -ge 1 ] && [ $# -le 2 ] && [ -n "$1" ] ||
+if [ $# -lt 1 ] || [ $# -gt 2 ] || [ -z "$1" ]; then
 	die "usage: fetch-linux.sh CACHE [VERSION]"
+fi
 cache=$(mkdir -p "$1" && cd "$1" && pwd -P) || die "cannot create cache dir $1"
 want=${2:-}
 here=$(dirname "$(readlink -f "$0")")
@@ -129,8 +130,9 @@ mkdir -p "$tmp"
 echo "fetch-linux: extracting $PKG.tar.xz into $dest" >&2
 # The tarball's single top directory (linux-source-7.3/) is stripped.
 xz -T0 -dc "$tarball" | tar -x -C "$tmp" --strip-components=1 --no-same-owner
-[ -f "$tmp/Makefile" ] && [ -f "$tmp/Kconfig" ] ||
+if ! [ -f "$tmp/Makefile" ] || ! [ -f "$tmp/Kconfig" ]; then
 	die "$PKG.tar.xz did not contain a kernel tree"
+fi
 mv "$tmp" "$dest"
 tmp=""
 rm -rf "$work" "$state"

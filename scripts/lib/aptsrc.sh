@@ -3,12 +3,14 @@
 # trixie, trixie-backports) without ever changing /etc/apt. Sourced by the
 # bootstrap and fetch scripts.
 
+# shellcheck disable=SC2034 # used by the scripts that source this file
 DEBIAN_KEYRING=/usr/share/keyrings/debian-archive-keyring.gpg
 
 # The archive URI this machine already uses for Debian, read from the
 # system's own apt configuration (deb822 or one-line format).
 debian_mirror() {
 	local uri
+	# shellcheck disable=SC2016 # apt's own format string, not shell
 	uri=$(apt-get indextargets --format '$(REPO_URI)' 2>/dev/null |
 		grep -v -e security -e '^$' | grep -m1 -i debian || true)
 	if [ -z "$uri" ]; then
