@@ -26,9 +26,9 @@
 
 #include "Vhsplit_parser_w8.h"
 #include "gen.h"
-#include "nic/rtl_parser_sc.h"
 #include "nic/parser.h"
 #include "nic/rtl_parser.h"
+#include "nic/rtl_parser_sc.h"
 
 using devmemsim::Parsed;
 using devmemsim::RtlParseFlags;
