@@ -21,9 +21,11 @@
 #ifndef _DMSNIC_H_
 #define _DMSNIC_H_
 
+#include <linux/interrupt.h>
 #include <linux/netdevice.h>
 #include <linux/pci.h>
 #include <linux/u64_stats_sync.h>
+#include <net/netdev_queues.h>
 #include <net/netmem.h>
 
 #include <devmemsim/nic_desc.h>
@@ -44,6 +46,9 @@
 /* Descriptors the worst-case skb needs: linear part plus every frag. */
 #define DMSNIC_TX_STOP_THRS	(MAX_SKB_FRAGS + 1)
 #define DMSNIC_TX_START_THRS	(2 * DMSNIC_TX_STOP_THRS)
+
+/* How soon NAPI tries again to post buffers to a ring it left empty. */
+#define DMSNIC_REFILL_RETRY_MS	2
 
 struct dmsnic_hbuf {
 	struct page *page;	/* NULL: slot not posted */
@@ -103,6 +108,7 @@ struct dmsnic_tx_ring {
 	u32 size;
 	u32 head;		/* oldest in-flight descriptor (free running) */
 	u32 tail;		/* next descriptor to fill (free running) */
+	u32 db_tail;		/* tail last written to the doorbell */
 	u32 cmpl_head;
 };
 
@@ -114,6 +120,7 @@ struct dmsnic_rx_stats {
 	u64 csum_bad;
 	u64 alloc_fail;
 	u64 hdr_unreadable;	/* dropped: headers in devmem payload buffer */
+	u64 csum_unreadable;	/* dropped: devmem payload, checksum unverified */
 	struct u64_stats_sync syncp;
 };
 
@@ -130,6 +137,7 @@ struct dmsnic_txc_stats {
 	u64 bytes;
 	u64 errors;		/* DMS_TX_C_ERR: the device dropped the frame */
 	u64 wakes;
+	u64 bad_cmpl;		/* completions naming no frame in flight */
 	struct u64_stats_sync syncp;
 };
 
@@ -143,6 +151,9 @@ struct dmsnic_qp {
 
 	struct dmsnic_rx_ring rx;
 	struct dmsnic_tx_ring tx;
+	/* Retries posting buffers when NAPI left a ring empty. */
+	struct timer_list refill_timer;
+	bool napi_on;		/* NAPI enabled (the pair's rings run) */
 
 	/* Kept across queue restarts and channel changes. */
 	struct dmsnic_rx_stats rx_stats;
@@ -173,6 +184,7 @@ struct dmsnic_priv {
 	u32 ntuple_size;
 	struct dmsnic_qp *qps;	/* max_queues entries */
 
+	bool datapath_up;	/* queue pairs started (open, reconfigured) */
 	u32 rx_ring_size;
 	u32 tx_ring_size;
 	bool hds;		/* header split on */
@@ -201,6 +213,19 @@ static inline void dmsnic_wr32(struct dmsnic_priv *priv, u32 reg, u32 val)
 	writel(val, priv->regs + reg);
 }
 
+/* Registers of one queue pair. */
+static inline void dmsnic_q_wr32(struct dmsnic_qp *qp, u32 reg, u32 val)
+{
+	writel(val, qp->regs + reg);
+}
+
+static inline void dmsnic_q_wr64(struct dmsnic_qp *qp, u32 reg_lo,
+				 dma_addr_t val)
+{
+	writel(lower_32_bits(val), qp->regs + reg_lo);
+	writel(upper_32_bits(val), qp->regs + reg_lo + 4);
+}
+
 /* dmsnic_main.c */
 void dmsnic_write_rx_ctrl(struct dmsnic_priv *priv, netdev_features_t features);
 void dmsnic_write_rss(struct dmsnic_priv *priv);
@@ -209,9 +234,27 @@ void dmsnic_read_hw_stats(struct dmsnic_priv *priv, u64 *stats);
 extern const char * const dmsnic_hw_stat_names[DMSNIC_HW_NUM_STATS];
 
 /* dmsnic_txrx.c */
+struct device *dmsnic_dma_dev(const struct dmsnic_priv *priv);
+void dmsnic_qp_init(struct dmsnic_qp *qp);
+int dmsnic_rx_alloc(struct dmsnic_priv *priv, struct dmsnic_rx_ring *rx,
+		    int idx, const struct netdev_queue_config *qcfg, u32 size,
+		    bool rings);
+void dmsnic_rx_free_ring(struct dmsnic_priv *priv, struct dmsnic_rx_ring *rx);
+void dmsnic_rx_count_drop(struct dmsnic_qp *qp);
+int dmsnic_tx_alloc(struct dmsnic_priv *priv, struct dmsnic_tx_ring *tx,
+		    u32 size);
+void dmsnic_tx_drain(struct dmsnic_priv *priv, struct dmsnic_tx_ring *tx);
+void dmsnic_tx_free_ring(struct dmsnic_priv *priv, struct dmsnic_tx_ring *tx);
+netdev_tx_t dmsnic_start_xmit(struct sk_buff *skb, struct net_device *dev);
+int dmsnic_poll(struct napi_struct *napi, int budget);
+irqreturn_t dmsnic_qp_irq(int irq, void *data);
+void dmsnic_napi_kick(struct dmsnic_qp *qp);
+
+/* dmsnic_queue.c */
 int dmsnic_up(struct dmsnic_priv *priv);
 void dmsnic_down(struct dmsnic_priv *priv);
-netdev_tx_t dmsnic_start_xmit(struct sk_buff *skb, struct net_device *dev);
+int dmsnic_reconfigure(struct dmsnic_priv *priv, u32 num_queues, u32 rx_size,
+		       u32 tx_size);
 extern const struct netdev_queue_mgmt_ops dmsnic_queue_mgmt_ops;
 
 /* dmsnic_ethtool.c */

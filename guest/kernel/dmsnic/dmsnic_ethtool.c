@@ -37,6 +37,7 @@ static const struct dmsnic_stat dmsnic_rxq_stats[] = {
 	DMSNIC_STAT("csum_bad", rx_stats.csum_bad),
 	DMSNIC_STAT("alloc_fail", rx_stats.alloc_fail),
 	DMSNIC_STAT("hdr_unreadable", rx_stats.hdr_unreadable),
+	DMSNIC_STAT("csum_unreadable", rx_stats.csum_unreadable),
 };
 
 static const struct dmsnic_stat dmsnic_txc_stats[] = {
@@ -52,6 +53,7 @@ static const struct dmsnic_stat dmsnic_txq_stats[] = {
 
 static const struct dmsnic_stat dmsnic_txw_stats[] = {
 	DMSNIC_STAT("wakes", txc_stats.wakes),
+	DMSNIC_STAT("bad_cmpl", txc_stats.bad_cmpl),
 };
 
 struct dmsnic_stat_group {
@@ -190,15 +192,19 @@ static int dmsnic_resize_rx(struct net_device *netdev, u32 size,
 	return err;
 }
 
+/*
+ * Rings first, header split after: a resize that fails (no memory, or a
+ * bound dma-buf too small for the new ring: -ENOBUFS) leaves the device
+ * as it was, header split included.
+ */
 static int dmsnic_set_ringparam(struct net_device *netdev,
 				struct ethtool_ringparam *ring,
 				struct kernel_ethtool_ringparam *kring,
 				struct netlink_ext_ack *extack)
 {
 	struct dmsnic_priv *priv = netdev_priv(netdev);
-	u32 old_rx = priv->rx_ring_size, old_tx = priv->tx_ring_size;
 	u32 rx, tx;
-	int err;
+	int err = 0;
 
 	if (ring->rx_pending < DMSNIC_RING_MIN ||
 	    ring->tx_pending < DMSNIC_RING_MIN) {
@@ -209,30 +215,26 @@ static int dmsnic_set_ringparam(struct net_device *netdev,
 	rx = roundup_pow_of_two(ring->rx_pending);
 	tx = roundup_pow_of_two(ring->tx_pending);
 
+	if (tx != priv->tx_ring_size && netif_running(netdev)) {
+		/* TX rings only change with every queue pair restarted. */
+		err = dmsnic_reconfigure(priv, priv->num_queues, rx, tx);
+		if (err)
+			NL_SET_ERR_MSG_MOD(extack, "cannot allocate the new rings");
+	} else if (tx != priv->tx_ring_size) {
+		priv->rx_ring_size = rx;
+		priv->tx_ring_size = tx;
+	} else if (rx != priv->rx_ring_size) {
+		err = dmsnic_resize_rx(netdev, rx, extack);
+	}
+	if (err)
+		return err;
+
 	/* Header split is device wide and takes effect on the next frame. */
 	priv->hds = kring->tcp_data_split != ETHTOOL_TCP_DATA_SPLIT_DISABLED;
 	priv->hds_thresh = kring->hds_thresh;
 	dmsnic_wr32(priv, DMS_NIC_REG_HDS_THRESH, priv->hds_thresh);
 	dmsnic_write_rx_ctrl(priv, netdev->features);
-
-	if (tx == old_tx)
-		return rx == old_rx ? 0 : dmsnic_resize_rx(netdev, rx, extack);
-
-	/* TX rings only change with the whole datapath down. */
-	priv->rx_ring_size = rx;
-	priv->tx_ring_size = tx;
-	if (!netif_running(netdev))
-		return 0;
-	dmsnic_down(priv);
-	err = dmsnic_up(priv);
-	if (!err)
-		return 0;
-	NL_SET_ERR_MSG_MOD(extack, "cannot allocate the new rings");
-	priv->rx_ring_size = old_rx;
-	priv->tx_ring_size = old_tx;
-	if (dmsnic_up(priv))
-		netdev_err(netdev, "datapath down after a failed resize\n");
-	return err;
+	return 0;
 }
 
 /* ---- Channels (ethtool -l/-L) ---- */
@@ -260,28 +262,25 @@ static int dmsnic_set_channels(struct net_device *netdev,
 			       struct ethtool_channels *ch)
 {
 	struct dmsnic_priv *priv = netdev_priv(netdev);
-	bool running = netif_running(netdev);
-	u32 old = priv->num_queues, n = ch->combined_count;
+	u32 n = ch->combined_count;
 	int err;
 
 	if (!n || ch->rx_count || ch->tx_count)
 		return -EINVAL;
-	if (n == old)
+	if (n == priv->num_queues)
 		return 0;
 
-	if (running)
-		dmsnic_down(priv);
-	err = netif_set_real_num_queues(netdev, n, n);
-	if (!err)
-		priv->num_queues = n;
+	if (netif_running(netdev)) {
+		err = dmsnic_reconfigure(priv, n, priv->rx_ring_size,
+					 priv->tx_ring_size);
+	} else {
+		err = netif_set_real_num_queues(netdev, n, n);
+		if (!err)
+			priv->num_queues = n;
+	}
 	/* The core refused the change if the table points beyond n. */
 	if (!netif_is_rxfh_configured(netdev))
 		dmsnic_default_indir(priv);
-	if (running) {
-		int up = dmsnic_up(priv);
-
-		err = err ?: up;
-	}
 	return err;
 }
 

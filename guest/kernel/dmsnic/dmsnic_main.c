@@ -218,6 +218,28 @@ static int dmsnic_change_mtu(struct net_device *netdev, int new_mtu)
 	return 0;
 }
 
+/*
+ * Devmem payload is unreadable: the stack cannot checksum it, so receive
+ * checksum offload stays on while a memory provider is bound to a queue.
+ */
+static netdev_features_t dmsnic_fix_features(struct net_device *netdev,
+					     netdev_features_t features)
+{
+	struct dmsnic_priv *priv = netdev_priv(netdev);
+	u32 q;
+
+	if (features & NETIF_F_RXCSUM)
+		return features;
+	for (q = 0; q < priv->num_queues; q++) {
+		if (netif_rxq_has_unreadable_mp(netdev, q)) {
+			net_warn_ratelimited("%s: rx-checksumming stays on while RX queue %u has a memory provider\n",
+					     netdev_name(netdev), q);
+			return features | NETIF_F_RXCSUM;
+		}
+	}
+	return features;
+}
+
 static int dmsnic_set_features(struct net_device *netdev,
 			       netdev_features_t features)
 {
@@ -277,6 +299,12 @@ static void dmsnic_tx_timeout(struct net_device *netdev, unsigned int txq)
 	netdev_err(netdev, "TX queue %u timed out: head %u tail %u completions %u\n",
 		   txq, READ_ONCE(tx->head), READ_ONCE(tx->tail),
 		   READ_ONCE(tx->cmpl_head));
+	/*
+	 * A lost interrupt leaves completions unreaped with the vector
+	 * disarmed: poll the pair once (a no-op if its NAPI is off).
+	 */
+	if (READ_ONCE(priv->qps[txq].napi_on))
+		napi_schedule(&priv->qps[txq].napi);
 }
 
 static const struct net_device_ops dmsnic_netdev_ops = {
@@ -284,6 +312,7 @@ static const struct net_device_ops dmsnic_netdev_ops = {
 	.ndo_stop		= dmsnic_stop,
 	.ndo_start_xmit		= dmsnic_start_xmit,
 	.ndo_change_mtu		= dmsnic_change_mtu,
+	.ndo_fix_features	= dmsnic_fix_features,
 	.ndo_set_features	= dmsnic_set_features,
 	.ndo_get_stats64	= dmsnic_get_stats64,
 	.ndo_tx_timeout		= dmsnic_tx_timeout,
@@ -381,9 +410,7 @@ static int dmsnic_init_priv(struct dmsnic_priv *priv)
 		qp->priv = priv;
 		qp->idx = i;
 		qp->regs = priv->regs + DMS_NIC_Q_BASE(i);
-		u64_stats_init(&qp->rx_stats.syncp);
-		u64_stats_init(&qp->tx_stats.syncp);
-		u64_stats_init(&qp->txc_stats.syncp);
+		dmsnic_qp_init(qp);
 	}
 	return 0;
 }
@@ -480,13 +507,18 @@ static int dmsnic_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	return 0;
 }
 
+/*
+ * The admin IRQ goes first: its handler reports link changes, and a report
+ * racing with unregister_netdev() would leave linkwatch holding a netdev
+ * that devres is about to free.
+ */
 static void dmsnic_remove(struct pci_dev *pdev)
 {
 	struct dmsnic_priv *priv = pci_get_drvdata(pdev);
 
-	unregister_netdev(priv->netdev);
 	dmsnic_wr32(priv, DMS_NIC_REG_ADMIN_IRQ_MASK, 0);
 	free_irq(priv->admin_irq, priv);
+	unregister_netdev(priv->netdev);
 	dmsnic_reset(pdev, priv->regs);
 }
 

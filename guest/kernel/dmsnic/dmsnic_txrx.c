@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * dmsnic datapath: RX and TX rings, NAPI, transmit, and the netdev queue
- * management ops that restart one RX queue on its own.
+ * dmsnic datapath: RX and TX rings and their buffers, RX completions,
+ * transmit, TX completions, NAPI.
  */
 #include <linux/etherdevice.h>
 #include <linux/interrupt.h>
@@ -16,18 +16,7 @@
 
 #define DMSNIC_HBUFS_PER_PAGE	(PAGE_SIZE / DMSNIC_HDR_BUF_SIZE)
 
-static void dmsnic_q_wr32(struct dmsnic_qp *qp, u32 reg, u32 val)
-{
-	writel(val, qp->regs + reg);
-}
-
-static void dmsnic_q_wr64(struct dmsnic_qp *qp, u32 reg_lo, dma_addr_t val)
-{
-	writel(lower_32_bits(val), qp->regs + reg_lo);
-	writel(upper_32_bits(val), qp->regs + reg_lo + 4);
-}
-
-static struct device *dmsnic_dma_dev(const struct dmsnic_priv *priv)
+struct device *dmsnic_dma_dev(const struct dmsnic_priv *priv)
 {
 	return &priv->pdev->dev;
 }
@@ -147,8 +136,10 @@ static bool dmsnic_rx_post_pbufs(struct dmsnic_rx_ring *rx, gfp_t gfp)
 
 /*
  * Refill both buffer rings and ring the doorbells. Returns false when a
- * ring is left without any buffer: the device then cannot complete
- * anything and NAPI has to come back by itself.
+ * ring is left without any buffer (its pool ran dry, e.g. a devmem or
+ * zcrx consumer holds every buffer of the binding): the device then
+ * completes nothing and raises no interrupt, so the refill timer has to
+ * bring NAPI back.
  */
 static bool dmsnic_rx_refill(struct dmsnic_qp *qp)
 {
@@ -208,7 +199,7 @@ static int dmsnic_rx_alloc_rings(struct dmsnic_priv *priv,
 }
 
 /* Frees whatever part of @rx exists; the buffers go back to their pools. */
-static void dmsnic_rx_free_ring(struct dmsnic_priv *priv, struct dmsnic_rx_ring *rx)
+void dmsnic_rx_free_ring(struct dmsnic_priv *priv, struct dmsnic_rx_ring *rx)
 {
 	struct device *dev = dmsnic_dma_dev(priv);
 	u32 i;
@@ -245,11 +236,10 @@ static void dmsnic_rx_free_ring(struct dmsnic_priv *priv, struct dmsnic_rx_ring 
  * interface is down only the pools are created (the core may still call us
  * to validate a provider binding).
  */
-static int dmsnic_rx_alloc(struct dmsnic_priv *priv, struct dmsnic_rx_ring *rx,
-			   int idx, const struct netdev_queue_config *qcfg,
-			   bool rings)
+int dmsnic_rx_alloc(struct dmsnic_priv *priv, struct dmsnic_rx_ring *rx,
+		    int idx, const struct netdev_queue_config *qcfg,
+		    u32 size, bool rings)
 {
-	u32 size = priv->rx_ring_size;
 	struct page_pool *pp;
 	int err;
 
@@ -303,8 +293,11 @@ static struct sk_buff *dmsnic_rx_skb_from_hdr(struct dmsnic_qp *qp,
 
 		page_pool_dma_sync_for_cpu(rx->hdr_pp, hb.page, hb.offset, len);
 		skb = napi_alloc_skb(&qp->napi, len);
-		if (skb)
+		if (skb) {
+			/* Before any frag: every way out frees them properly. */
+			skb_mark_for_recycle(skb);
 			skb_put_data(skb, va, len);
+		}
 	}
 	page_pool_put_page(rx->hdr_pp, hb.page, -1, true);
 	return skb;
@@ -339,6 +332,7 @@ static struct sk_buff *dmsnic_rx_skb_from_pay(struct dmsnic_qp *qp,
 	skb = napi_alloc_skb(&qp->napi, DMSNIC_RX_COPY_MAX);
 	if (!skb)
 		goto drop;
+	skb_mark_for_recycle(skb);
 	hlen = eth_get_headlen(qp->priv->netdev, va,
 			       min(len, DMSNIC_RX_COPY_MAX));
 	skb_put_data(skb, va, hlen);
@@ -383,13 +377,38 @@ static void dmsnic_rx_meta(struct dmsnic_qp *qp, struct sk_buff *skb,
 						       PKT_HASH_TYPE_L3);
 }
 
+void dmsnic_rx_count_drop(struct dmsnic_qp *qp)
+{
+	u64_stats_update_begin(&qp->rx_stats.syncp);
+	qp->rx_stats.drops++;
+	u64_stats_update_end(&qp->rx_stats.syncp);
+}
+
+/*
+ * The stack checksums in software what the device did not verify, and it
+ * cannot read devmem payload (skb_checksum() WARNs on unreadable frags):
+ * such a frame (bad checksum, or rx-checksumming off) is dropped.
+ */
+static bool dmsnic_rx_csum_unreadable(struct dmsnic_qp *qp, struct sk_buff *skb)
+{
+	if (skb->ip_summed == CHECKSUM_UNNECESSARY || skb_frags_readable(skb))
+		return false;
+	u64_stats_update_begin(&qp->rx_stats.syncp);
+	qp->rx_stats.csum_unreadable++;
+	qp->rx_stats.drops++;
+	u64_stats_update_end(&qp->rx_stats.syncp);
+	dev_kfree_skb_any(skb);
+	return true;
+}
+
 static void dmsnic_rx_deliver(struct dmsnic_qp *qp, struct sk_buff *skb)
 {
 	struct dmsnic_rx_ring *rx = &qp->rx;
 	struct dmsnic_rx_stats *st = &qp->rx_stats;
 	unsigned int len = skb->len;
 
-	skb_mark_for_recycle(skb);
+	if (dmsnic_rx_csum_unreadable(qp, skb))
+		return;
 	skb->protocol = eth_type_trans(skb, qp->priv->netdev);
 	skb_record_rx_queue(skb, qp->idx);
 
@@ -403,13 +422,6 @@ static void dmsnic_rx_deliver(struct dmsnic_qp *qp, struct sk_buff *skb)
 	u64_stats_update_end(&st->syncp);
 
 	napi_gro_receive(&qp->napi, skb);
-}
-
-static void dmsnic_rx_count_drop(struct dmsnic_qp *qp)
-{
-	u64_stats_update_begin(&qp->rx_stats.syncp);
-	qp->rx_stats.drops++;
-	u64_stats_update_end(&qp->rx_stats.syncp);
 }
 
 /* Take the buffer a completion names out of its ring; none if bogus. */
@@ -550,7 +562,11 @@ static int dmsnic_rx_one(struct dmsnic_qp *qp, const struct dms_rx_cmpl *c)
 	return 1;
 }
 
-static int dmsnic_rx_clean(struct dmsnic_qp *qp, int budget)
+/*
+ * Reap up to @budget frames and refill the buffer rings; *starved says a
+ * ring was left without any buffer (nothing can arrive until a refill).
+ */
+static int dmsnic_rx_clean(struct dmsnic_qp *qp, int budget, bool *starved)
 {
 	struct dmsnic_rx_ring *rx = &qp->rx;
 	u32 start = rx->cmpl_head;
@@ -570,8 +586,7 @@ static int dmsnic_rx_clean(struct dmsnic_qp *qp, int budget)
 		dmsnic_q_wr32(qp, DMS_NIC_RXQ_CMPL_HEAD,
 			      rx->cmpl_head & (rx->size - 1));
 
-	if (!dmsnic_rx_refill(qp))
-		return budget;
+	*starved = !dmsnic_rx_refill(qp);
 	return frames;
 }
 
@@ -627,6 +642,21 @@ static void dmsnic_tx_desc(struct dmsnic_tx_ring *tx, u32 idx, dma_addr_t dma,
 	d->len = cpu_to_le32(len);
 	d->flags = cpu_to_le16(flags);
 	d->tag = cpu_to_le16(slot);
+}
+
+/*
+ * Tell the device about descriptors filled since the last doorbell. xmit
+ * defers it while the stack has more frames coming (xmit_more); every
+ * path out of xmit that ends such a burst must ring it.
+ */
+static void dmsnic_tx_doorbell(struct dmsnic_qp *qp)
+{
+	struct dmsnic_tx_ring *tx = &qp->tx;
+
+	if (tx->db_tail == tx->tail)
+		return;
+	tx->db_tail = tx->tail;
+	dmsnic_q_wr32(qp, DMS_NIC_TXQ_TAIL, tx->tail & (tx->size - 1));
 }
 
 /*
@@ -723,6 +753,7 @@ netdev_tx_t dmsnic_start_xmit(struct sk_buff *skb, struct net_device *dev)
 		     skb_shinfo(skb)->nr_frags + !!skb_headlen(skb))) {
 		/* netif_txq_maybe_stop() below should make this impossible */
 		netif_tx_stop_queue(txq);
+		dmsnic_tx_doorbell(qp);
 		return NETDEV_TX_BUSY;
 	}
 	len = skb->len;
@@ -739,7 +770,7 @@ netdev_tx_t dmsnic_start_xmit(struct sk_buff *skb, struct net_device *dev)
 		u64_stats_update_end(&qp->tx_stats.syncp);
 	}
 	if (__netdev_tx_sent_queue(txq, len, netdev_xmit_more()))
-		dmsnic_q_wr32(qp, DMS_NIC_TXQ_TAIL, idx & (tx->size - 1));
+		dmsnic_tx_doorbell(qp);
 	return NETDEV_TX_OK;
 
 drop:
@@ -747,89 +778,119 @@ drop:
 	u64_stats_update_begin(&qp->tx_stats.syncp);
 	qp->tx_stats.drops++;
 	u64_stats_update_end(&qp->tx_stats.syncp);
+	if (!netdev_xmit_more() || netif_xmit_stopped(txq))
+		dmsnic_tx_doorbell(qp);
 	return NETDEV_TX_OK;
 }
 
-/* Reap TX completions: each one ends the frame whose EOP carries its tag. */
+/*
+ * A completion's tag must name the EOP slot of a frame in flight, i.e. a
+ * slot in [head, tail) that holds an skb; anything else would free
+ * descriptors the device may still read.
+ */
+static bool dmsnic_tx_tag_valid(const struct dmsnic_tx_ring *tx, u32 head,
+				u32 tail, u16 tag)
+{
+	return tag < tx->size && ((tag - head) & (tx->size - 1)) < tail - head &&
+	       tx->bufs[tag].skb;
+}
+
+struct dmsnic_tx_done {
+	u32 pkts, bytes;	/* every frame completed (BQL) */
+	u32 ok_pkts, ok_bytes;	/* those the device sent */
+	u32 errors, bad;
+};
+
+/* Unmap and free the frame(s) from *head through the EOP at @tag. */
+static void dmsnic_tx_complete(struct dmsnic_qp *qp, u32 *head, u16 tag,
+			       bool err, int budget, struct dmsnic_tx_done *done)
+{
+	struct device *dmadev = dmsnic_dma_dev(qp->priv);
+	struct dmsnic_tx_ring *tx = &qp->tx;
+	u32 slot;
+
+	do {
+		struct dmsnic_tx_buf *buf;
+
+		slot = *head & (tx->size - 1);
+		buf = &tx->bufs[slot];
+		dmsnic_tx_unmap(dmadev, buf);
+		(*head)++;
+		if (!buf->skb)
+			continue;
+		done->pkts++;
+		done->bytes += buf->skb->len;
+		if (!err) {
+			done->ok_pkts++;
+			done->ok_bytes += buf->skb->len;
+		}
+		napi_consume_skb(buf->skb, budget);
+		buf->skb = NULL;
+	} while (slot != tag);
+}
+
+/*
+ * Reap TX completions: each one ends the frame whose EOP carries its tag.
+ * Every owned completion is consumed (at most one ring's worth per poll),
+ * a bad one is counted and otherwise ignored.
+ */
 static void dmsnic_tx_clean(struct dmsnic_qp *qp, int budget)
 {
 	struct netdev_queue *txq = netdev_get_tx_queue(qp->priv->netdev,
 						       qp->idx);
-	struct device *dmadev = dmsnic_dma_dev(qp->priv);
 	struct dmsnic_tx_ring *tx = &qp->tx;
-	u32 pkts = 0, bytes = 0, ok_pkts = 0, ok_bytes = 0, errors = 0;
-	u32 mask = tx->size - 1, head = tx->head, start = tx->cmpl_head;
-	/* Pairs with smp_store_release() in dmsnic_start_xmit(). */
-	u32 tail = smp_load_acquire(&tx->tail);
+	u32 head = tx->head, start = tx->cmpl_head, tail, n;
+	struct dmsnic_tx_done done = {};
 
-	while (head != tail) {
+	for (n = 0; n < tx->size; n++) {
 		struct dms_tx_cmpl *c = dmsnic_tx_cmpl_next(tx);
-		bool err;
 		u16 tag;
+		bool err;
 
 		if (!dmsnic_tx_cmpl_owned(tx, c))
 			break;
 		dma_rmb();
-		err = le16_to_cpu(c->flags) & DMS_TX_C_ERR;
-		tag = le16_to_cpu(c->tag);
-		errors += err;
-
-		while (head != tail) {
-			u32 slot = head & mask;
-			struct dmsnic_tx_buf *buf = &tx->bufs[slot];
-
-			dmsnic_tx_unmap(dmadev, buf);
-			head++;
-			if (buf->skb) {
-				pkts++;
-				bytes += buf->skb->len;
-				if (!err) {
-					ok_pkts++;
-					ok_bytes += buf->skb->len;
-				}
-				napi_consume_skb(buf->skb, budget);
-				buf->skb = NULL;
-			}
-			if (slot == tag)
-				break;
-		}
+		/*
+		 * The tail after the completion: xmit publishes it before the
+		 * doorbell the device completed the frame for. Pairs with
+		 * smp_store_release() in dmsnic_start_xmit().
+		 */
+		tail = smp_load_acquire(&tx->tail);
 		tx->cmpl_head++;
+		tag = le16_to_cpu(c->tag);
+		err = le16_to_cpu(c->flags) & DMS_TX_C_ERR;
+		if (!dmsnic_tx_tag_valid(tx, head, tail, tag)) {
+			net_warn_ratelimited("%s: txq %u: bad completion tag %u (in flight %u..%u)\n",
+					     netdev_name(qp->priv->netdev),
+					     qp->idx, tag, head, tail);
+			done.bad++;
+			continue;
+		}
+		done.errors += err;
+		dmsnic_tx_complete(qp, &head, tag, err, budget, &done);
 	}
 	if (tx->cmpl_head == start)
 		return;
 
-	dmsnic_q_wr32(qp, DMS_NIC_TXQ_CMPL_HEAD, tx->cmpl_head & mask);
+	dmsnic_q_wr32(qp, DMS_NIC_TXQ_CMPL_HEAD, tx->cmpl_head & (tx->size - 1));
 	WRITE_ONCE(tx->head, head);
 
 	u64_stats_update_begin(&qp->txc_stats.syncp);
-	qp->txc_stats.packets += ok_pkts;
-	qp->txc_stats.bytes += ok_bytes;
-	qp->txc_stats.errors += errors;
-	if (!netif_txq_completed_wake(txq, pkts, bytes, dmsnic_tx_unused(tx),
-				      DMSNIC_TX_START_THRS))
+	qp->txc_stats.packets += done.ok_pkts;
+	qp->txc_stats.bytes += done.ok_bytes;
+	qp->txc_stats.errors += done.errors;
+	qp->txc_stats.bad_cmpl += done.bad;
+	if (!netif_txq_completed_wake(txq, done.pkts, done.bytes,
+				      dmsnic_tx_unused(tx), DMSNIC_TX_START_THRS))
 		qp->txc_stats.wakes++;
 	u64_stats_update_end(&qp->txc_stats.syncp);
 }
 
-static int dmsnic_tx_alloc(struct dmsnic_priv *priv, struct dmsnic_tx_ring *tx)
-{
-	struct device *dev = dmsnic_dma_dev(priv);
-	u32 size = priv->tx_ring_size;
-
-	tx->size = size;
-	tx->desc = dma_alloc_coherent(dev, size * sizeof(*tx->desc),
-				      &tx->desc_dma, GFP_KERNEL);
-	tx->cmpl = dma_alloc_coherent(dev, size * sizeof(*tx->cmpl),
-				      &tx->cmpl_dma, GFP_KERNEL);
-	tx->bufs = kvcalloc(size, sizeof(*tx->bufs), GFP_KERNEL);
-	if (!tx->desc || !tx->cmpl || !tx->bufs)
-		return -ENOMEM;
-	return 0;
-}
-
-/* Drop whatever the (stopped) device did not complete, free the rings. */
-static void dmsnic_tx_free_ring(struct dmsnic_priv *priv,
-				struct dmsnic_tx_ring *tx)
+/*
+ * Unmap and drop what the (stopped) device did not complete and rewind the
+ * ring: the device starts a ring at index 0 when it is enabled again.
+ */
+void dmsnic_tx_drain(struct dmsnic_priv *priv, struct dmsnic_tx_ring *tx)
 {
 	struct device *dev = dmsnic_dma_dev(priv);
 
@@ -840,6 +901,20 @@ static void dmsnic_tx_free_ring(struct dmsnic_priv *priv,
 		dev_kfree_skb_any(buf->skb);
 		buf->skb = NULL;
 	}
+	tx->head = 0;
+	tx->tail = 0;
+	tx->db_tail = 0;
+	tx->cmpl_head = 0;
+	if (tx->cmpl)
+		memset(tx->cmpl, 0, tx->size * sizeof(*tx->cmpl));
+}
+
+/* Frees whatever part of @tx exists, dropping frames still in flight. */
+void dmsnic_tx_free_ring(struct dmsnic_priv *priv, struct dmsnic_tx_ring *tx)
+{
+	struct device *dev = dmsnic_dma_dev(priv);
+
+	dmsnic_tx_drain(priv, tx);
 	kvfree(tx->bufs);
 	if (tx->desc)
 		dma_free_coherent(dev, tx->size * sizeof(*tx->desc), tx->desc,
@@ -850,6 +925,23 @@ static void dmsnic_tx_free_ring(struct dmsnic_priv *priv,
 	memset(tx, 0, sizeof(*tx));
 }
 
+int dmsnic_tx_alloc(struct dmsnic_priv *priv, struct dmsnic_tx_ring *tx,
+		    u32 size)
+{
+	struct device *dev = dmsnic_dma_dev(priv);
+
+	tx->size = size;
+	tx->desc = dma_alloc_coherent(dev, size * sizeof(*tx->desc),
+				      &tx->desc_dma, GFP_KERNEL);
+	tx->cmpl = dma_alloc_coherent(dev, size * sizeof(*tx->cmpl),
+				      &tx->cmpl_dma, GFP_KERNEL);
+	tx->bufs = kvcalloc(size, sizeof(*tx->bufs), GFP_KERNEL);
+	if (tx->desc && tx->cmpl && tx->bufs)
+		return 0;
+	dmsnic_tx_free_ring(priv, tx);
+	return -ENOMEM;
+}
+
 /* ---- NAPI and interrupts ---- */
 
 static bool dmsnic_qp_pending(const struct dmsnic_qp *qp)
@@ -858,14 +950,15 @@ static bool dmsnic_qp_pending(const struct dmsnic_qp *qp)
 	       dmsnic_tx_cmpl_owned(&qp->tx, dmsnic_tx_cmpl_next(&qp->tx));
 }
 
-static int dmsnic_poll(struct napi_struct *napi, int budget)
+int dmsnic_poll(struct napi_struct *napi, int budget)
 {
 	struct dmsnic_qp *qp = container_of(napi, struct dmsnic_qp, napi);
+	bool starved = false;
 	int work = 0;
 
 	dmsnic_tx_clean(qp, budget);
 	if (budget)
-		work = dmsnic_rx_clean(qp, budget);
+		work = dmsnic_rx_clean(qp, budget, &starved);
 	if (work >= budget)
 		return budget;
 
@@ -878,11 +971,30 @@ static int dmsnic_poll(struct napi_struct *napi, int budget)
 		readl(qp->regs + DMS_NIC_RXQ_CTRL);
 		if (dmsnic_qp_pending(qp))
 			napi_schedule(napi);
+		else if (starved)
+			mod_timer(&qp->refill_timer,
+				  jiffies + msecs_to_jiffies(DMSNIC_REFILL_RETRY_MS));
 	}
 	return work;
 }
 
-static irqreturn_t dmsnic_qp_irq(int irq, void *data)
+static void dmsnic_refill_timer(struct timer_list *t)
+{
+	struct dmsnic_qp *qp = timer_container_of(qp, t, refill_timer);
+
+	napi_schedule(&qp->napi);
+}
+
+/* Once, at probe: what a queue pair keeps across restarts. */
+void dmsnic_qp_init(struct dmsnic_qp *qp)
+{
+	timer_setup(&qp->refill_timer, dmsnic_refill_timer, 0);
+	u64_stats_init(&qp->rx_stats.syncp);
+	u64_stats_init(&qp->tx_stats.syncp);
+	u64_stats_init(&qp->txc_stats.syncp);
+}
+
+irqreturn_t dmsnic_qp_irq(int irq, void *data)
 {
 	struct dmsnic_qp *qp = data;
 
@@ -891,232 +1003,9 @@ static irqreturn_t dmsnic_qp_irq(int irq, void *data)
 }
 
 /* Poll once from process context: reaps what is pending and arms the IRQ. */
-static void dmsnic_napi_kick(struct dmsnic_qp *qp)
+void dmsnic_napi_kick(struct dmsnic_qp *qp)
 {
 	local_bh_disable();
 	napi_schedule(&qp->napi);
 	local_bh_enable();
 }
-
-/* ---- Hardware queue control ---- */
-
-static void dmsnic_rx_hw_start(struct dmsnic_qp *qp)
-{
-	struct dmsnic_rx_ring *rx = &qp->rx;
-	u32 mask = rx->size - 1;
-
-	page_pool_enable_direct_recycling(rx->hdr_pp, &qp->napi);
-	page_pool_enable_direct_recycling(rx->pay_pp, &qp->napi);
-
-	dmsnic_q_wr32(qp, DMS_NIC_RXQ_RING_LOG2, ilog2(rx->size));
-	dmsnic_q_wr64(qp, DMS_NIC_RXQ_HBUF_BASE_LO, rx->hbuf_dma);
-	dmsnic_q_wr64(qp, DMS_NIC_RXQ_PBUF_BASE_LO, rx->pbuf_dma);
-	dmsnic_q_wr64(qp, DMS_NIC_RXQ_CMPL_BASE_LO, rx->cmpl_dma);
-	dmsnic_q_wr32(qp, DMS_NIC_RXQ_HBUF_SIZE, DMSNIC_HDR_BUF_SIZE);
-	dmsnic_q_wr32(qp, DMS_NIC_RXQ_PBUF_SIZE, rx->buf_size);
-	dmsnic_q_wr32(qp, DMS_NIC_RXQ_CMPL_HEAD, rx->cmpl_head & mask);
-	dmsnic_q_wr32(qp, DMS_NIC_RXQ_CTRL, DMS_NIC_Q_ENABLE);
-	dmsnic_q_wr32(qp, DMS_NIC_RXQ_HBUF_TAIL, rx->hbuf_tail & mask);
-	dmsnic_q_wr32(qp, DMS_NIC_RXQ_PBUF_TAIL, rx->pbuf_tail & mask);
-}
-
-/* Once the read returns, the device no longer writes to the RX rings. */
-static void dmsnic_rx_hw_stop(struct dmsnic_qp *qp)
-{
-	dmsnic_q_wr32(qp, DMS_NIC_RXQ_CTRL, 0);
-	readl(qp->regs + DMS_NIC_RXQ_CTRL);
-}
-
-static void dmsnic_tx_hw_start(struct dmsnic_qp *qp)
-{
-	struct dmsnic_tx_ring *tx = &qp->tx;
-
-	dmsnic_q_wr32(qp, DMS_NIC_TXQ_RING_LOG2, ilog2(tx->size));
-	dmsnic_q_wr64(qp, DMS_NIC_TXQ_DESC_BASE_LO, tx->desc_dma);
-	dmsnic_q_wr64(qp, DMS_NIC_TXQ_CMPL_BASE_LO, tx->cmpl_dma);
-	dmsnic_q_wr32(qp, DMS_NIC_TXQ_CMPL_HEAD, 0);
-	dmsnic_q_wr32(qp, DMS_NIC_TXQ_CTRL, DMS_NIC_Q_ENABLE);
-	dmsnic_q_wr32(qp, DMS_NIC_TXQ_TAIL, 0);
-}
-
-static void dmsnic_tx_hw_stop(struct dmsnic_qp *qp)
-{
-	dmsnic_q_wr32(qp, DMS_NIC_TXQ_CTRL, 0);
-	readl(qp->regs + DMS_NIC_TXQ_CTRL);
-}
-
-/* ---- Bringing queue pairs up and down ---- */
-
-static int dmsnic_qp_up(struct dmsnic_priv *priv, struct dmsnic_qp *qp)
-{
-	struct net_device *netdev = priv->netdev;
-	struct netdev_queue_config qcfg;
-	int err;
-
-	netdev_queue_config(netdev, qp->idx, &qcfg);
-	err = dmsnic_rx_alloc(priv, &qp->rx, qp->idx, &qcfg, true);
-	if (err)
-		return err;
-	err = dmsnic_tx_alloc(priv, &qp->tx);
-	if (err)
-		goto err_free;
-
-	netif_napi_add_config_locked(netdev, &qp->napi, dmsnic_poll, qp->idx);
-	snprintf(qp->irq_name, sizeof(qp->irq_name), "%s-q%u", netdev->name,
-		 qp->idx);
-	err = request_irq(qp->irq, dmsnic_qp_irq, 0, qp->irq_name, qp);
-	if (err)
-		goto err_del;
-	netif_napi_set_irq_locked(&qp->napi, qp->irq);
-	netif_queue_set_napi(netdev, qp->idx, NETDEV_QUEUE_TYPE_RX, &qp->napi);
-	netif_queue_set_napi(netdev, qp->idx, NETDEV_QUEUE_TYPE_TX, &qp->napi);
-
-	dmsnic_rx_hw_start(qp);
-	dmsnic_tx_hw_start(qp);
-	napi_enable_locked(&qp->napi);
-	dmsnic_napi_kick(qp);
-	return 0;
-
-err_del:
-	netif_napi_del_locked(&qp->napi);
-err_free:
-	dmsnic_tx_free_ring(priv, &qp->tx);
-	dmsnic_rx_free_ring(priv, &qp->rx);
-	return err;
-}
-
-/* Tear down a pair whose NAPI is already disabled. */
-static void dmsnic_qp_down(struct dmsnic_priv *priv, struct dmsnic_qp *qp)
-{
-	struct net_device *netdev = priv->netdev;
-
-	dmsnic_rx_hw_stop(qp);
-	dmsnic_tx_hw_stop(qp);
-	free_irq(qp->irq, qp);
-
-	/* NAPI is disabled: the pools may drop it as their direct owner. */
-	dmsnic_rx_free_ring(priv, &qp->rx);
-	dmsnic_tx_free_ring(priv, &qp->tx);
-	netdev_tx_reset_queue(netdev_get_tx_queue(netdev, qp->idx));
-
-	netif_queue_set_napi(netdev, qp->idx, NETDEV_QUEUE_TYPE_RX, NULL);
-	netif_queue_set_napi(netdev, qp->idx, NETDEV_QUEUE_TYPE_TX, NULL);
-	netif_napi_del_locked(&qp->napi);
-}
-
-/* Called under the netdev instance lock (ndo_open, ethtool). */
-int dmsnic_up(struct dmsnic_priv *priv)
-{
-	u32 i;
-	int err;
-
-	for (i = 0; i < priv->num_queues; i++) {
-		err = dmsnic_qp_up(priv, &priv->qps[i]);
-		if (err)
-			goto err_down;
-	}
-	netif_tx_start_all_queues(priv->netdev);
-	return 0;
-
-err_down:
-	while (i--) {
-		napi_disable_locked(&priv->qps[i].napi);
-		dmsnic_qp_down(priv, &priv->qps[i]);
-	}
-	return err;
-}
-
-void dmsnic_down(struct dmsnic_priv *priv)
-{
-	u32 i;
-
-	/* NAPI first: a poll reaping TX completions may wake a queue. */
-	for (i = 0; i < priv->num_queues; i++)
-		napi_disable_locked(&priv->qps[i].napi);
-	netif_tx_disable(priv->netdev);
-	for (i = 0; i < priv->num_queues; i++)
-		dmsnic_qp_down(priv, &priv->qps[i]);
-}
-
-/* ---- Queue management ops (netdev_rx_queue_restart() and providers) ---- */
-
-static int dmsnic_queue_mem_alloc(struct net_device *dev,
-				  struct netdev_queue_config *qcfg,
-				  void *qmem, int idx)
-{
-	struct dmsnic_priv *priv = netdev_priv(dev);
-
-	return dmsnic_rx_alloc(priv, qmem, idx, qcfg, netif_running(dev));
-}
-
-static void dmsnic_default_qcfg(struct net_device *dev,
-				struct netdev_queue_config *qcfg)
-{
-	qcfg->rx_page_size = PAGE_SIZE;
-}
-
-/* rx-page-size (devmem bind-rx): whole pages, up to the device's limit. */
-static int dmsnic_validate_qcfg(struct net_device *dev,
-				struct netdev_queue_config *qcfg,
-				struct netlink_ext_ack *extack)
-{
-	u32 size = qcfg->rx_page_size;
-
-	if (!is_power_of_2(size) || size < PAGE_SIZE ||
-	    size > DMS_NIC_PBUF_SIZE_MAX) {
-		NL_SET_ERR_MSG_FMT_MOD(extack,
-				       "rx-page-size %u: must be a power of two from %lu to %u",
-				       size, PAGE_SIZE, DMS_NIC_PBUF_SIZE_MAX);
-		return -ERANGE;
-	}
-	return 0;
-}
-
-static void dmsnic_queue_mem_free(struct net_device *dev, void *qmem)
-{
-	dmsnic_rx_free_ring(netdev_priv(dev), qmem);
-}
-
-/*
- * Only the RX side of the pair changes hands. The pair's TX ring keeps
- * its descriptors; its completions wait while NAPI is disabled and are
- * reaped by the poll dmsnic_napi_kick() runs.
- */
-static int dmsnic_queue_start(struct net_device *dev,
-			      struct netdev_queue_config *qcfg,
-			      void *qmem, int idx)
-{
-	struct dmsnic_priv *priv = netdev_priv(dev);
-	struct dmsnic_qp *qp = &priv->qps[idx];
-
-	memcpy(&qp->rx, qmem, sizeof(qp->rx));
-	dmsnic_rx_hw_start(qp);
-	napi_enable_locked(&qp->napi);
-	dmsnic_napi_kick(qp);
-	return 0;
-}
-
-static int dmsnic_queue_stop(struct net_device *dev, void *qmem, int idx)
-{
-	struct dmsnic_priv *priv = netdev_priv(dev);
-	struct dmsnic_qp *qp = &priv->qps[idx];
-
-	napi_disable_locked(&qp->napi);
-	dmsnic_rx_hw_stop(qp);
-	page_pool_disable_direct_recycling(qp->rx.hdr_pp);
-	page_pool_disable_direct_recycling(qp->rx.pay_pp);
-	memcpy(qmem, &qp->rx, sizeof(qp->rx));
-	memset(&qp->rx, 0, sizeof(qp->rx));
-	return 0;
-}
-
-const struct netdev_queue_mgmt_ops dmsnic_queue_mgmt_ops = {
-	.ndo_queue_mem_size	= sizeof(struct dmsnic_rx_ring),
-	.ndo_queue_mem_alloc	= dmsnic_queue_mem_alloc,
-	.ndo_queue_mem_free	= dmsnic_queue_mem_free,
-	.ndo_queue_start	= dmsnic_queue_start,
-	.ndo_queue_stop		= dmsnic_queue_stop,
-	.ndo_default_qcfg	= dmsnic_default_qcfg,
-	.ndo_validate_qcfg	= dmsnic_validate_qcfg,
-	.supported_params	= QCFG_RX_PAGE_SIZE,
-};

@@ -1,0 +1,503 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * dmsnic queue pairs: programming and starting the hardware queues, bringing
+ * pairs up and down, reconfiguring a running device without losing it when
+ * the new configuration cannot be built, and the netdev queue management
+ * ops that restart one RX queue on its own.
+ */
+#include <linux/interrupt.h>
+#include <net/netdev_queues.h>
+#include <net/page_pool/helpers.h>
+
+#include "dmsnic.h"
+
+/* ---- Hardware queue control ---- */
+
+static void dmsnic_hbufs_reverse(struct dmsnic_hbuf *a, u32 lo, u32 hi)
+{
+	for (; lo + 1 < hi; lo++, hi--)
+		swap(a[lo], a[hi - 1]);
+}
+
+static void dmsnic_pbufs_reverse(netmem_ref *a, u32 lo, u32 hi)
+{
+	for (; lo + 1 < hi; lo++, hi--)
+		swap(a[lo], a[hi - 1]);
+}
+
+/*
+ * The device starts a ring at index 0 when the queue is enabled. A ring
+ * that ran before (restarted after a failed reconfiguration) holds its
+ * posted buffers wherever its tail had got to: rotate them into age order
+ * from slot 0 and close any gap, rewriting their descriptors (a buffer's
+ * id is its slot).
+ */
+static void dmsnic_rx_rewind_hbufs(struct dmsnic_rx_ring *rx)
+{
+	u32 n = rx->size, r = rx->hbuf_tail & (n - 1), i, w = 0;
+
+	dmsnic_hbufs_reverse(rx->hbufs, 0, r);
+	dmsnic_hbufs_reverse(rx->hbufs, r, n);
+	dmsnic_hbufs_reverse(rx->hbufs, 0, n);
+	for (i = 0; i < n; i++) {
+		struct dmsnic_hbuf hb = rx->hbufs[i];
+
+		if (!hb.page)
+			continue;
+		rx->hbufs[i].page = NULL;
+		rx->hbufs[w] = hb;
+		rx->hbuf_ring[w].addr =
+			cpu_to_le64(page_pool_get_dma_addr(hb.page) + hb.offset);
+		rx->hbuf_ring[w].id = cpu_to_le16(w);
+		w++;
+	}
+	rx->hbuf_tail = w;
+	rx->hbuf_posted = w;
+}
+
+static void dmsnic_rx_rewind_pbufs(struct dmsnic_rx_ring *rx)
+{
+	u32 n = rx->size, r = rx->pbuf_tail & (n - 1), i, w = 0;
+
+	dmsnic_pbufs_reverse(rx->pbufs, 0, r);
+	dmsnic_pbufs_reverse(rx->pbufs, r, n);
+	dmsnic_pbufs_reverse(rx->pbufs, 0, n);
+	for (i = 0; i < n; i++) {
+		netmem_ref netmem = rx->pbufs[i];
+
+		if (!netmem)
+			continue;
+		rx->pbufs[i] = 0;
+		rx->pbufs[w] = netmem;
+		rx->pbuf_ring[w].addr =
+			cpu_to_le64(page_pool_get_dma_addr_netmem(netmem));
+		rx->pbuf_ring[w].id = cpu_to_le16(w);
+		w++;
+	}
+	rx->pbuf_tail = w;
+	rx->pbuf_posted = w;
+}
+
+/*
+ * Make a stopped RX ring look new to the device: buffers from slot 0, no
+ * completion that could pass for a current one (GEN parity restarts with
+ * the index), no frame half assembled.
+ */
+static void dmsnic_rx_rewind(struct dmsnic_qp *qp)
+{
+	struct dmsnic_rx_ring *rx = &qp->rx;
+
+	if (rx->in_frame) {
+		dev_kfree_skb_any(rx->skb);
+		rx->skb = NULL;
+		rx->in_frame = false;
+		dmsnic_rx_count_drop(qp);
+	}
+	dmsnic_rx_rewind_hbufs(rx);
+	dmsnic_rx_rewind_pbufs(rx);
+	memset(rx->cmpl_ring, 0, rx->size * sizeof(*rx->cmpl_ring));
+	rx->cmpl_head = 0;
+}
+
+/*
+ * Enable a programmed queue; the device latches its configuration then
+ * and leaves the enable bit clear if it refuses it.
+ */
+static int dmsnic_q_enable(struct dmsnic_qp *qp, u32 ctrl_reg, const char *dir)
+{
+	dmsnic_q_wr32(qp, ctrl_reg, DMS_NIC_Q_ENABLE);
+	if (readl(qp->regs + ctrl_reg) & DMS_NIC_Q_ENABLE)
+		return 0;
+	netdev_err(qp->priv->netdev, "%sq %u: the device refused the queue configuration\n",
+		   dir, qp->idx);
+	return -EIO;
+}
+
+static int dmsnic_rx_hw_start(struct dmsnic_qp *qp)
+{
+	struct dmsnic_rx_ring *rx = &qp->rx;
+	u32 mask = rx->size - 1;
+	int err;
+
+	dmsnic_rx_rewind(qp);
+	dmsnic_q_wr32(qp, DMS_NIC_RXQ_RING_LOG2, ilog2(rx->size));
+	dmsnic_q_wr64(qp, DMS_NIC_RXQ_HBUF_BASE_LO, rx->hbuf_dma);
+	dmsnic_q_wr64(qp, DMS_NIC_RXQ_PBUF_BASE_LO, rx->pbuf_dma);
+	dmsnic_q_wr64(qp, DMS_NIC_RXQ_CMPL_BASE_LO, rx->cmpl_dma);
+	dmsnic_q_wr32(qp, DMS_NIC_RXQ_HBUF_SIZE, DMSNIC_HDR_BUF_SIZE);
+	dmsnic_q_wr32(qp, DMS_NIC_RXQ_PBUF_SIZE, rx->buf_size);
+	err = dmsnic_q_enable(qp, DMS_NIC_RXQ_CTRL, "rx");
+	if (err)
+		return err;
+	dmsnic_q_wr32(qp, DMS_NIC_RXQ_HBUF_TAIL, rx->hbuf_tail & mask);
+	dmsnic_q_wr32(qp, DMS_NIC_RXQ_PBUF_TAIL, rx->pbuf_tail & mask);
+	return 0;
+}
+
+/* Once the read returns, the device no longer writes to the RX rings. */
+static void dmsnic_rx_hw_stop(struct dmsnic_qp *qp)
+{
+	dmsnic_q_wr32(qp, DMS_NIC_RXQ_CTRL, 0);
+	readl(qp->regs + DMS_NIC_RXQ_CTRL);
+}
+
+/* The TX ring is new or drained (dmsnic_tx_drain()): all indexes 0. */
+static int dmsnic_tx_hw_start(struct dmsnic_qp *qp)
+{
+	struct dmsnic_tx_ring *tx = &qp->tx;
+
+	dmsnic_q_wr32(qp, DMS_NIC_TXQ_RING_LOG2, ilog2(tx->size));
+	dmsnic_q_wr64(qp, DMS_NIC_TXQ_DESC_BASE_LO, tx->desc_dma);
+	dmsnic_q_wr64(qp, DMS_NIC_TXQ_CMPL_BASE_LO, tx->cmpl_dma);
+	return dmsnic_q_enable(qp, DMS_NIC_TXQ_CTRL, "tx");
+}
+
+static void dmsnic_tx_hw_stop(struct dmsnic_qp *qp)
+{
+	dmsnic_q_wr32(qp, DMS_NIC_TXQ_CTRL, 0);
+	readl(qp->regs + DMS_NIC_TXQ_CTRL);
+}
+
+/* NAPI of a pair whose rings run: direct recycling into its pools. */
+static void dmsnic_napi_on(struct dmsnic_qp *qp)
+{
+	page_pool_enable_direct_recycling(qp->rx.hdr_pp, &qp->napi);
+	page_pool_enable_direct_recycling(qp->rx.pay_pp, &qp->napi);
+	napi_enable_locked(&qp->napi);
+	qp->napi_on = true;
+	dmsnic_napi_kick(qp);
+}
+
+/*
+ * Quiesce the pair's NAPI (and its refill timer). A pair left stopped by
+ * a failed restart has it off already: disabling twice would never end.
+ */
+static void dmsnic_napi_off(struct dmsnic_qp *qp)
+{
+	if (!qp->napi_on)
+		return;
+	napi_disable_locked(&qp->napi);
+	timer_delete_sync(&qp->refill_timer);
+	qp->napi_on = false;
+	page_pool_disable_direct_recycling(qp->rx.hdr_pp);
+	page_pool_disable_direct_recycling(qp->rx.pay_pp);
+}
+
+/* ---- Bringing queue pairs up and down ---- */
+
+/*
+ * The rings of one queue pair. A reconfiguration builds all of them before
+ * it stops the running pairs, so that failing to get the memory (or a
+ * bound dma-buf too small for a larger ring: -ENOBUFS) changes nothing.
+ */
+struct dmsnic_qp_mem {
+	struct dmsnic_rx_ring rx;
+	struct dmsnic_tx_ring tx;
+};
+
+static void dmsnic_qp_mems_free(struct dmsnic_priv *priv,
+				struct dmsnic_qp_mem *mems, u32 n)
+{
+	u32 i;
+
+	for (i = 0; i < n; i++) {
+		dmsnic_rx_free_ring(priv, &mems[i].rx);
+		dmsnic_tx_free_ring(priv, &mems[i].tx);
+	}
+	kvfree(mems);
+}
+
+static struct dmsnic_qp_mem *dmsnic_qp_mems_alloc(struct dmsnic_priv *priv,
+						  u32 n, u32 rx_size,
+						  u32 tx_size)
+{
+	struct netdev_queue_config qcfg;
+	struct dmsnic_qp_mem *mems;
+	int err = 0;
+	u32 i;
+
+	mems = kvcalloc(n, sizeof(*mems), GFP_KERNEL);
+	if (!mems)
+		return ERR_PTR(-ENOMEM);
+	for (i = 0; i < n && !err; i++) {
+		netdev_queue_config(priv->netdev, i, &qcfg);
+		err = dmsnic_rx_alloc(priv, &mems[i].rx, i, &qcfg, rx_size,
+				      true) ?:
+		      dmsnic_tx_alloc(priv, &mems[i].tx, tx_size);
+	}
+	if (!err)
+		return mems;
+	dmsnic_qp_mems_free(priv, mems, n);
+	return ERR_PTR(err);
+}
+
+/* Stop the hardware queues of a pair whose NAPI is off; free its IRQ. */
+static void dmsnic_qp_hw_down(struct dmsnic_priv *priv, struct dmsnic_qp *qp)
+{
+	struct net_device *netdev = priv->netdev;
+
+	dmsnic_rx_hw_stop(qp);
+	dmsnic_tx_hw_stop(qp);
+	free_irq(qp->irq, qp);
+	netif_queue_set_napi(netdev, qp->idx, NETDEV_QUEUE_TYPE_RX, NULL);
+	netif_queue_set_napi(netdev, qp->idx, NETDEV_QUEUE_TYPE_TX, NULL);
+	netif_napi_del_locked(&qp->napi);
+}
+
+/*
+ * Start pair @qp on the rings in @mem (which it takes). On failure the
+ * rings are back in @mem and the pair is down.
+ */
+static int dmsnic_qp_start(struct dmsnic_priv *priv, struct dmsnic_qp *qp,
+			   struct dmsnic_qp_mem *mem)
+{
+	struct net_device *netdev = priv->netdev;
+	int err;
+
+	swap(qp->rx, mem->rx);
+	swap(qp->tx, mem->tx);
+	netif_napi_add_config_locked(netdev, &qp->napi, dmsnic_poll, qp->idx);
+	snprintf(qp->irq_name, sizeof(qp->irq_name), "%s-q%u", netdev->name,
+		 qp->idx);
+	err = request_irq(qp->irq, dmsnic_qp_irq, 0, qp->irq_name, qp);
+	if (err) {
+		netif_napi_del_locked(&qp->napi);
+		goto err_rings;
+	}
+	netif_napi_set_irq_locked(&qp->napi, qp->irq);
+	netif_queue_set_napi(netdev, qp->idx, NETDEV_QUEUE_TYPE_RX, &qp->napi);
+	netif_queue_set_napi(netdev, qp->idx, NETDEV_QUEUE_TYPE_TX, &qp->napi);
+
+	err = dmsnic_rx_hw_start(qp) ?: dmsnic_tx_hw_start(qp);
+	if (err) {
+		dmsnic_qp_hw_down(priv, qp);
+		goto err_rings;
+	}
+	dmsnic_napi_on(qp);
+	return 0;
+
+err_rings:
+	swap(qp->rx, mem->rx);
+	swap(qp->tx, mem->tx);
+	return err;
+}
+
+/*
+ * Stop a pair whose NAPI is off. Its rings go to @mem (the TX ring drained
+ * of frames in flight), or are freed if @mem is NULL.
+ */
+static void dmsnic_qp_stop(struct dmsnic_priv *priv, struct dmsnic_qp *qp,
+			   struct dmsnic_qp_mem *mem)
+{
+	dmsnic_qp_hw_down(priv, qp);
+	dmsnic_tx_drain(priv, &qp->tx);
+	netdev_tx_reset_queue(netdev_get_tx_queue(priv->netdev, qp->idx));
+	if (mem) {
+		swap(qp->rx, mem->rx);
+		swap(qp->tx, mem->tx);
+	}
+	dmsnic_rx_free_ring(priv, &qp->rx);
+	dmsnic_tx_free_ring(priv, &qp->tx);
+}
+
+/* Start pairs 0..n-1 on @mems; on failure all of them are down again. */
+static int dmsnic_qps_start(struct dmsnic_priv *priv,
+			    struct dmsnic_qp_mem *mems, u32 n)
+{
+	u32 i;
+	int err;
+
+	for (i = 0; i < n; i++) {
+		err = dmsnic_qp_start(priv, &priv->qps[i], &mems[i]);
+		if (err)
+			goto err_stop;
+	}
+	netif_tx_start_all_queues(priv->netdev);
+	priv->datapath_up = true;
+	return 0;
+
+err_stop:
+	while (i--) {
+		dmsnic_napi_off(&priv->qps[i]);
+		dmsnic_qp_stop(priv, &priv->qps[i], &mems[i]);
+	}
+	return err;
+}
+
+/* Stop every running pair; their rings go to @mems (or are freed). */
+static void dmsnic_qps_stop(struct dmsnic_priv *priv,
+			    struct dmsnic_qp_mem *mems)
+{
+	u32 i;
+
+	if (!priv->datapath_up)
+		return;
+	/* NAPI first: a poll reaping TX completions may wake a queue. */
+	for (i = 0; i < priv->num_queues; i++)
+		dmsnic_napi_off(&priv->qps[i]);
+	netif_tx_disable(priv->netdev);
+	for (i = 0; i < priv->num_queues; i++)
+		dmsnic_qp_stop(priv, &priv->qps[i], mems ? &mems[i] : NULL);
+	priv->datapath_up = false;
+}
+
+/* Called under the netdev instance lock (ndo_open, ethtool). */
+int dmsnic_up(struct dmsnic_priv *priv)
+{
+	struct dmsnic_qp_mem *mems;
+	int err;
+
+	mems = dmsnic_qp_mems_alloc(priv, priv->num_queues, priv->rx_ring_size,
+				    priv->tx_ring_size);
+	if (IS_ERR(mems))
+		return PTR_ERR(mems);
+	err = dmsnic_qps_start(priv, mems, priv->num_queues);
+	dmsnic_qp_mems_free(priv, mems, priv->num_queues);
+	return err;
+}
+
+void dmsnic_down(struct dmsnic_priv *priv)
+{
+	dmsnic_qps_stop(priv, NULL);
+}
+
+static int dmsnic_set_num_queues(struct dmsnic_priv *priv, u32 n)
+{
+	int err = 0;
+
+	if (n != priv->num_queues)
+		err = netif_set_real_num_queues(priv->netdev, n, n);
+	if (!err)
+		priv->num_queues = n;
+	return err;
+}
+
+/*
+ * Switch a running device to @n queue pairs with rings of @rx_size and
+ * @tx_size entries. The new rings exist before the old pairs stop; if the
+ * new pairs cannot start, the old ones start again on their old rings.
+ * Called under RTNL and the netdev instance lock.
+ */
+int dmsnic_reconfigure(struct dmsnic_priv *priv, u32 n, u32 rx_size,
+		       u32 tx_size)
+{
+	bool was_up = priv->datapath_up;
+	u32 old_n = priv->num_queues;
+	struct dmsnic_qp_mem *new, *old;
+	int err;
+
+	new = dmsnic_qp_mems_alloc(priv, n, rx_size, tx_size);
+	if (IS_ERR(new))
+		return PTR_ERR(new);
+	old = kvcalloc(old_n, sizeof(*old), GFP_KERNEL);
+	if (!old) {
+		dmsnic_qp_mems_free(priv, new, n);
+		return -ENOMEM;
+	}
+
+	dmsnic_qps_stop(priv, old);
+	err = dmsnic_set_num_queues(priv, n);
+	if (!err) {
+		err = dmsnic_qps_start(priv, new, n);
+		if (!err) {
+			priv->rx_ring_size = rx_size;
+			priv->tx_ring_size = tx_size;
+			goto out;
+		}
+		dmsnic_set_num_queues(priv, old_n);
+	}
+	if (was_up && dmsnic_qps_start(priv, old, old_n))
+		netdev_err(priv->netdev, "datapath down after a failed reconfiguration\n");
+out:
+	dmsnic_qp_mems_free(priv, old, old_n);
+	dmsnic_qp_mems_free(priv, new, n);
+	return err;
+}
+
+/* ---- Queue management ops (netdev_rx_queue_restart() and providers) ---- */
+
+static int dmsnic_queue_mem_alloc(struct net_device *dev,
+				  struct netdev_queue_config *qcfg,
+				  void *qmem, int idx)
+{
+	struct dmsnic_priv *priv = netdev_priv(dev);
+
+	return dmsnic_rx_alloc(priv, qmem, idx, qcfg, priv->rx_ring_size,
+			       netif_running(dev));
+}
+
+static void dmsnic_default_qcfg(struct net_device *dev,
+				struct netdev_queue_config *qcfg)
+{
+	qcfg->rx_page_size = PAGE_SIZE;
+}
+
+/* rx-page-size (devmem bind-rx): whole pages, up to the device's limit. */
+static int dmsnic_validate_qcfg(struct net_device *dev,
+				struct netdev_queue_config *qcfg,
+				struct netlink_ext_ack *extack)
+{
+	u32 size = qcfg->rx_page_size;
+
+	if (!is_power_of_2(size) || size < PAGE_SIZE ||
+	    size > DMS_NIC_PBUF_SIZE_MAX) {
+		NL_SET_ERR_MSG_FMT_MOD(extack,
+				       "rx-page-size %u: must be a power of two from %lu to %u",
+				       size, PAGE_SIZE, DMS_NIC_PBUF_SIZE_MAX);
+		return -ERANGE;
+	}
+	return 0;
+}
+
+static void dmsnic_queue_mem_free(struct net_device *dev, void *qmem)
+{
+	dmsnic_rx_free_ring(netdev_priv(dev), qmem);
+}
+
+/*
+ * Only the RX side of the pair changes hands. The pair's TX ring keeps
+ * its descriptors; its completions wait while NAPI is off and are reaped
+ * by the poll dmsnic_napi_on() runs. The ring may be one that ran before
+ * (the core restarts the old queue when the new one fails): the hardware
+ * start rewinds it. On failure the ring stays in @qmem for the core.
+ */
+static int dmsnic_queue_start(struct net_device *dev,
+			      struct netdev_queue_config *qcfg,
+			      void *qmem, int idx)
+{
+	struct dmsnic_priv *priv = netdev_priv(dev);
+	struct dmsnic_qp *qp = &priv->qps[idx];
+	int err;
+
+	swap(qp->rx, *(struct dmsnic_rx_ring *)qmem);
+	err = dmsnic_rx_hw_start(qp);
+	if (err) {
+		dmsnic_rx_hw_stop(qp);
+		swap(qp->rx, *(struct dmsnic_rx_ring *)qmem);
+		return err;
+	}
+	dmsnic_napi_on(qp);
+	return 0;
+}
+
+static int dmsnic_queue_stop(struct net_device *dev, void *qmem, int idx)
+{
+	struct dmsnic_priv *priv = netdev_priv(dev);
+	struct dmsnic_qp *qp = &priv->qps[idx];
+
+	dmsnic_napi_off(qp);
+	dmsnic_rx_hw_stop(qp);
+	swap(qp->rx, *(struct dmsnic_rx_ring *)qmem);
+	return 0;
+}
+
+const struct netdev_queue_mgmt_ops dmsnic_queue_mgmt_ops = {
+	.ndo_queue_mem_size	= sizeof(struct dmsnic_rx_ring),
+	.ndo_queue_mem_alloc	= dmsnic_queue_mem_alloc,
+	.ndo_queue_mem_free	= dmsnic_queue_mem_free,
+	.ndo_queue_start	= dmsnic_queue_start,
+	.ndo_queue_stop		= dmsnic_queue_stop,
+	.ndo_default_qcfg	= dmsnic_default_qcfg,
+	.ndo_validate_qcfg	= dmsnic_validate_qcfg,
+	.supported_params	= QCFG_RX_PAGE_SIZE,
+};
