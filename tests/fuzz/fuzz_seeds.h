@@ -169,6 +169,14 @@ inline void hostile_memory_seeds(std::vector<std::vector<uint8_t>> &out)
 	peer.op(kTxPost).u8(0).u8(0).u8(0).u16(300).u8(2).u8(0);
 	step(step(peer, 0x81), 0x81);
 	out.push_back(peer.out);
+
+	Writer wrap; // a payload buffer at the top of the address space
+	queue(wrap, 0, 2, 1);
+	wrap.op(kRxPost).u8(0).u8(1);
+	wrap.op(kRamWrite).u32(0x1000).u16(16).u64(0xffffffffffffff00ull).u64(0);
+	frame(wrap, 0x10, 0, 1000);
+	step(wrap, 0x81).op(kStats);
+	out.push_back(wrap.out);
 }
 
 inline std::vector<std::vector<uint8_t>> seeds()

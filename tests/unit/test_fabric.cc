@@ -336,6 +336,20 @@ TEST_F(Routing, FaultsAndWindowOverrunsAreErrors)
 	EXPECT_EQ(h.fabric.counters().dma_faults, 2u);
 }
 
+// Found by the model fuzzer: a guest-posted buffer at the top of the
+// address space made the link counters wrap (split_count over addr + len).
+TEST_F(Routing, RequestPastTheTopOfTheAddressSpaceFaultsUncounted)
+{
+	Harness &h = plain();
+	std::vector<uint8_t> buf(1000);
+	EXPECT_FALSE(h.dma(h.nic, true, 0xffffffffffffff00ull, buf));
+	const FabricCounters &c = h.fabric.counters();
+	EXPECT_EQ(c.dma_faults, 1u);
+	EXPECT_EQ(c.endpoint[kNic][kUp].tlps, 0u);
+	EXPECT_EQ(c.endpoint[kNic][kUp].wire_bytes, 0u);
+	EXPECT_TRUE(h.host_calls.empty());
+}
+
 TEST_F(Routing, TimedModeAnnotatesSerializationAndHops)
 {
 	Harness &h = timed();

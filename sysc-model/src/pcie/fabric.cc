@@ -86,7 +86,9 @@ void Fabric::b_transport(int port, tlm::tlm_generic_payload &gp, sc_core::sc_tim
 		gp.set_response_status(tlm::TLM_GENERIC_ERROR_RESPONSE);
 		return;
 	}
-	if (!bus_master_[p]) {
+	// A request past the top of the 64-bit address space is malformed: no
+	// TLP can carry it, so it faults before it is counted on any link.
+	if (!bus_master_[p] || addr + len - 1 < addr) {
 		// Nothing leaves the device: no link traffic, only the fault.
 		gp.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
 		c_.dma_faults++;
