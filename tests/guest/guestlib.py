@@ -59,15 +59,21 @@ KERNEL_COMPLAINTS = (
     # our drivers and the stack's page_pool
     "leak", "stalled pool", "NETDEV WATCHDOG", "bad completion",
 )
-# Lines that match a complaint but are not one (the debug kernel's banners).
-KERNEL_BANNERS = ("kmemleak: Kernel memory leak detector initialized",)
+# Every kmemleak line says "leak": of its lines only a report's headlines count
+# (not its banner, nor the backtrace lines under a headline).
+KMEMLEAK_HEADLINES = ("unreferenced object", "new suspected memory leaks")
+
+
+def is_complaint(line):
+    if "kmemleak: " in line:
+        return any(head in line for head in KMEMLEAK_HEADLINES)
+    return any(bad in line for bad in KERNEL_COMPLAINTS)
 
 
 def complaints(log):
     """The lines of a kernel log (dmesg or a serial console) that carry one
     of KERNEL_COMPLAINTS."""
-    return [line for line in log.splitlines()
-            if any(bad in line for bad in KERNEL_COMPLAINTS) and not any(ok in line for ok in KERNEL_BANNERS)]
+    return [line for line in log.splitlines() if is_complaint(line)]
 
 
 def kernel_complaints(name, node):
