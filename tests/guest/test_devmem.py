@@ -81,6 +81,64 @@ class Demo(unittest.TestCase):
                 self.assertRegex(self.res.stdout, rf"(?m)^{mode}\s+{d}\s+node\d\s+{DEMO_MIB * MiB}\s.*yes$")
 
 
+# node1, test_starved_payload_ring: binds a SIZE-byte dma-buf to RX queue
+# QUEUE, accepts one connection on ADDR:PORT and reads it with
+# MSG_SOCK_DEVMEM without ever giving a fragment back (SO_DEVMEM_DONTNEED),
+# as a stalled devmem consumer would, until /tmp/releasePORT exists; then
+# gives every fragment back (the socket stays open: its close would free
+# them only once TCP destroys it) and unbinds once /tmp/unbindPORT exists.
+# No single quotes: it goes inside them on a shell command line.
+HOLDER = """
+import os, socket, struct, sys, time
+sys.path.insert(0, "/opt/devmemsim/bin")
+from dmslib import Gpu, bind_dmabuf
+port, size, queue, addr = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+def wait(name):
+    while not os.path.exists(name + str(port)):
+        time.sleep(0.1)
+buf = Gpu("/dev/dmsgpu0").alloc(size)
+nl, _ = bind_dmabuf(buf, "eth1", [queue])
+ls = socket.socket()
+ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+ls.bind((addr, port))
+ls.listen(1)
+open("/tmp/h" + str(port), "w").close()
+conn, _ = ls.accept()
+conn.settimeout(0.1)
+tokens = []
+while not os.path.exists("/tmp/release" + str(port)):
+    try:
+        data, anc, _, _ = conn.recvmsg(1 << 20, 64 << 10, 0x2000000)  # MSG_SOCK_DEVMEM
+    except TimeoutError:
+        continue
+    if not data and not anc:
+        time.sleep(0.1)
+    for level, kind, payload in anc:
+        if level == socket.SOL_SOCKET and kind == 79:  # SCM_DEVMEM_DMABUF
+            tokens.append(struct.unpack_from("=QIIII", payload)[2])
+for i in range(0, len(tokens), 128):  # SO_DEVMEM_DONTNEED, 128 tokens at most
+    part = tokens[i:i + 128]
+    conn.setsockopt(socket.SOL_SOCKET, 80, struct.pack("=%dI" % (2 * len(part)),
+                    *[x for t in part for x in (t, 1)]))
+open("/tmp/released" + str(port), "w").close()
+wait("/tmp/unbind")
+conn.close()
+ls.close()
+nl.close()
+buf.close()
+open("/tmp/done" + str(port), "w").close()
+"""
+
+# node0: sends zeros to ADDR PORT until killed.
+SENDER = """
+import socket, sys
+s = socket.create_connection((sys.argv[1], int(sys.argv[2])))
+b = bytes(1 << 20)
+while True:
+    s.sendall(b)
+"""
+
+
 class BadInput(unittest.TestCase):
     NAME = f"devmem-test-{os.getpid()}"
 
@@ -282,6 +340,55 @@ class BadInput(unittest.TestCase):
                          f"for i in $(seq 60); do ping -c1 -W1 {CLIENT} >/dev/null && exit 0; "
                          "sleep 1; done; exit 1", timeout=300)
         self.assertEqual(res.returncode, 0, res.stdout + res.stderr)
+
+    def busy_fraction(self, node, seconds=3):
+        """Share of node's CPU time not idle over `seconds`."""
+        out = self.sh(node, f"head -1 /proc/stat; sleep {seconds}; head -1 /proc/stat").stdout
+        a, b = ([int(x) for x in line.split()[1:]] for line in out.splitlines())
+        d = [y - x for x, y in zip(a, b)]
+        return 1 - (d[3] + d[4]) / sum(d)  # idle, iowait
+
+    def test_starved_payload_ring(self):
+        """A devmem receiver that never gives a fragment back holds every
+        buffer of a 5 MiB binding, so the bound queue's payload ring runs
+        empty: the node must not spin in softirq meanwhile (NAPI used to
+        return its whole budget forever), and the ring fills again once the
+        fragments come back."""
+        port, queue = 5308, 3
+        hold = self.sh(1, f"ethtool -G eth1 tcp-data-split on && "
+                          f"ethtool -N eth1 flow-type tcp4 dst-port {port} action {queue} && "
+                          f"ethtool -X eth1 equal {queue} && rm -f /tmp/*{port} && "
+                          f"nohup python3 -c '{HOLDER}' {port} {5 * MiB} {queue} {SERVER} "
+                          f">/tmp/holder{port}.log 2>&1 & "
+                          f"for i in $(seq 300); do [ -e /tmp/h{port} ] && exit 0; sleep 0.1; done; "
+                          f"cat /tmp/holder{port}.log; exit 1")
+        self.assertEqual(hold.returncode, 0, hold.stdout + hold.stderr)
+        rule = re.search(r"Added rule with ID (\d+)", hold.stdout)
+        no_buf = "ethtool -S eth1 | awk '/hw_rx_no_buf/ {print $2}'"
+        fails = f"ethtool -S eth1 | awk '/rx{queue}_alloc_fail/ {{print $2}}'"
+        try:
+            self.sh(0, f"nohup python3 -c '{SENDER}' {SERVER} {port} >/dev/null 2>&1 & "
+                       f"echo $! >/tmp/sender{port}")
+            # The device finds the ring empty: frames are dropped for want of a buffer.
+            res = self.sh(1, f"n0=$({no_buf}); for i in $(seq 600); do "
+                             f"[ $({no_buf}) -gt $n0 ] && exit 0; sleep 0.1; done; exit 1")
+            self.assertEqual(res.returncode, 0, "the payload ring never ran dry")
+            self.assertLess(self.busy_fraction(1), 0.35)
+            self.sh(0, f"kill $(cat /tmp/sender{port})")
+            self.sh(1, f"touch /tmp/release{port}; for i in $(seq 100); do "
+                       f"[ -e /tmp/released{port} ] && break; sleep 0.1; done; sleep 1")
+            again = self.sh(1, f"a=$({fails}); sleep 2; b=$({fails}); echo $a $b").stdout.split()
+            self.assertEqual(again[0], again[1], "the ring did not fill again")
+        finally:
+            self.sh(0, f"kill $(cat /tmp/sender{port}) || true")
+            self.sh(1, f"touch /tmp/release{port} /tmp/unbind{port}; "
+                       f"for i in $(seq 100); do [ -e /tmp/done{port} ] && break; sleep 0.1; done; "
+                       f"ethtool -X eth1 default; "
+                       + (f"ethtool -N eth1 delete {rule.group(1)}" if rule else "true"))
+        self.assert_clean(1)
+        client, server = self.transfer(port=5309)
+        self.assertNotIn("error", server, server)
+        self.assertEqual(server["crc32c"], client["crc32c"])
 
     def test_bad_queue_named(self):
         rc, out = self.tool(1, f"server --addr {SERVER} --queue 0")
