@@ -87,6 +87,15 @@ static void dmsgpu_unmap_dma_buf(struct dma_buf_attachment *attach,
 	struct dmsgpu_buf *buf = attach->dmabuf->priv;
 	struct dmsgpu *gpu = buf->gpu;
 
+	/*
+	 * dma_buf_phys_vec_to_sgt() (Linux 7.3) zeroes orig_nents, as the
+	 * table has no CPU list, but dma_buf_free_sgt() frees it with
+	 * sg_free_table(), which walks orig_nents: the scatterlist array
+	 * would leak once per mapping (kmemleak under the debug kernel).
+	 * Give the table back its allocated length first; the sg_alloc_table()
+	 * there set nents to it and nothing changes it afterwards.
+	 */
+	sgt->orig_nents = sgt->nents;
 	dma_buf_free_sgt(attach, sgt, dir);
 	if (atomic_dec_and_test(&gpu->nr_maps))
 		wake_up(&gpu->unmap_wq);
