@@ -16,7 +16,8 @@
  *  - a TX descriptor ring (SOP..EOP gather) and a TX completion ring
  *    (one completion per frame, by tag).
  *
- * Vector 0 is the admin interrupt (link changes).
+ * Vector 0 is the admin interrupt: link changes, and rings the device
+ * stopped on a DMA fault, which a work item restarts (dmsnic_fault_work()).
  */
 #ifndef _DMSNIC_H_
 #define _DMSNIC_H_
@@ -25,6 +26,7 @@
 #include <linux/netdevice.h>
 #include <linux/pci.h>
 #include <linux/u64_stats_sync.h>
+#include <linux/workqueue.h>
 #include <net/netdev_queues.h>
 #include <net/netmem.h>
 
@@ -141,6 +143,12 @@ struct dmsnic_txc_stats {
 	struct u64_stats_sync syncp;
 };
 
+/* Written by the fault work, with NAPI off. */
+struct dmsnic_qp_stats {
+	u64 fault_restarts;	/* restarted after a ring DMA fault */
+	struct u64_stats_sync syncp;
+};
+
 struct dmsnic_qp {
 	struct napi_struct napi;
 	struct dmsnic_priv *priv;
@@ -154,11 +162,14 @@ struct dmsnic_qp {
 	/* Retries posting buffers when NAPI left a ring empty. */
 	struct timer_list refill_timer;
 	bool napi_on;		/* NAPI enabled (the pair's rings run) */
+	/* IRQ and NAPI instance held: false after a failed fault restart. */
+	bool hw_up;
 
 	/* Kept across queue restarts and channel changes. */
 	struct dmsnic_rx_stats rx_stats;
 	struct dmsnic_tx_stats tx_stats;
 	struct dmsnic_txc_stats txc_stats;
+	struct dmsnic_qp_stats qp_stats;
 } ____cacheline_aligned_in_smp;
 
 enum dmsnic_hw_stat {
@@ -168,6 +179,7 @@ enum dmsnic_hw_stat {
 	DMSNIC_HW_TX_DESC_ERR,
 	DMSNIC_HW_TX_DMA_ERR,
 	DMSNIC_HW_RING_ERR,
+	DMSNIC_HW_RING_DMA_ERR,
 	DMSNIC_HW_NUM_STATS,
 };
 
@@ -185,6 +197,9 @@ struct dmsnic_priv {
 	struct dmsnic_qp *qps;	/* max_queues entries */
 
 	bool datapath_up;	/* queue pairs started (open, reconfigured) */
+	/* Pairs the device stopped on a ring DMA fault, to be restarted. */
+	unsigned long *faulted;
+	struct work_struct fault_work;
 	u32 rx_ring_size;
 	u32 tx_ring_size;
 	bool hds;		/* header split on */
@@ -243,7 +258,7 @@ void dmsnic_rx_free_ring(struct dmsnic_priv *priv, struct dmsnic_rx_ring *rx);
 void dmsnic_rx_count_drop(struct dmsnic_qp *qp);
 int dmsnic_tx_alloc(struct dmsnic_priv *priv, struct dmsnic_tx_ring *tx,
 		    u32 size);
-void dmsnic_tx_drain(struct dmsnic_priv *priv, struct dmsnic_tx_ring *tx);
+u32 dmsnic_tx_drain(struct dmsnic_priv *priv, struct dmsnic_tx_ring *tx);
 void dmsnic_tx_free_ring(struct dmsnic_priv *priv, struct dmsnic_tx_ring *tx);
 netdev_tx_t dmsnic_start_xmit(struct sk_buff *skb, struct net_device *dev);
 int dmsnic_poll(struct napi_struct *napi, int budget);
@@ -255,6 +270,8 @@ int dmsnic_up(struct dmsnic_priv *priv);
 void dmsnic_down(struct dmsnic_priv *priv);
 int dmsnic_reconfigure(struct dmsnic_priv *priv, u32 num_queues, u32 rx_size,
 		       u32 tx_size);
+bool dmsnic_qp_faulted(struct dmsnic_qp *qp);
+void dmsnic_fault_work(struct work_struct *work);
 extern const struct netdev_queue_mgmt_ops dmsnic_queue_mgmt_ops;
 
 /* dmsnic_ethtool.c */

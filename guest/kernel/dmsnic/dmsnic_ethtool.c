@@ -25,9 +25,9 @@ struct dmsnic_stat {
 #define DMSNIC_STAT(name, field) { name, offsetof(struct dmsnic_qp, field) }
 
 /*
- * Per-queue counters as ethtool -S shows them (rx<q>_<name>, tx<q>_<name>),
- * each read from its field of the queue pair. Each u64_stats block is read
- * under its own syncp.
+ * Per-queue counters as ethtool -S shows them (rx<q>_<name>, tx<q>_<name>,
+ * q<q>_<name> for the pair as a whole), each read from its field of the
+ * queue pair. Each u64_stats block is read under its own syncp.
  */
 static const struct dmsnic_stat dmsnic_rxq_stats[] = {
 	DMSNIC_STAT("packets", rx_stats.packets),
@@ -66,6 +66,10 @@ struct dmsnic_stat_group {
 #define DMSNIC_SYNCP(block) offsetof(struct dmsnic_qp, block.syncp)
 
 /* The order of ethtool -S within one queue pair. */
+static const struct dmsnic_stat dmsnic_qp_stats[] = {
+	DMSNIC_STAT("fault_restarts", qp_stats.fault_restarts),
+};
+
 static const struct dmsnic_stat_group dmsnic_stat_groups[] = {
 	{ "rx", dmsnic_rxq_stats, ARRAY_SIZE(dmsnic_rxq_stats),
 	  DMSNIC_SYNCP(rx_stats) },
@@ -75,6 +79,8 @@ static const struct dmsnic_stat_group dmsnic_stat_groups[] = {
 	  DMSNIC_SYNCP(tx_stats) },
 	{ "tx", dmsnic_txw_stats, ARRAY_SIZE(dmsnic_txw_stats),
 	  DMSNIC_SYNCP(txc_stats) },
+	{ "q", dmsnic_qp_stats, ARRAY_SIZE(dmsnic_qp_stats),
+	  DMSNIC_SYNCP(qp_stats) },
 };
 
 static u32 dmsnic_qp_stat_count(void)

@@ -24,6 +24,7 @@ static const u32 dmsnic_hw_stat_regs[DMSNIC_HW_NUM_STATS] = {
 	[DMSNIC_HW_TX_DESC_ERR]	= DMS_NIC_REG_STAT_TX_DESC_ERR,
 	[DMSNIC_HW_TX_DMA_ERR]	= DMS_NIC_REG_STAT_TX_DMA_ERR,
 	[DMSNIC_HW_RING_ERR]	= DMS_NIC_REG_STAT_RING_ERR,
+	[DMSNIC_HW_RING_DMA_ERR] = DMS_NIC_REG_STAT_RING_DMA_ERR,
 };
 
 const char * const dmsnic_hw_stat_names[DMSNIC_HW_NUM_STATS] = {
@@ -33,6 +34,7 @@ const char * const dmsnic_hw_stat_names[DMSNIC_HW_NUM_STATS] = {
 	[DMSNIC_HW_TX_DESC_ERR]	= "hw_tx_desc_err",
 	[DMSNIC_HW_TX_DMA_ERR]	= "hw_tx_dma_err",
 	[DMSNIC_HW_RING_ERR]	= "hw_ring_err",
+	[DMSNIC_HW_RING_DMA_ERR] = "hw_ring_dma_err",
 };
 
 /* Extend the 32-bit wrapping device counters into 64-bit totals. */
@@ -147,10 +149,18 @@ static void dmsnic_update_link(struct dmsnic_priv *priv)
 		netif_carrier_off(priv->netdev);
 }
 
+/* A pair the device stopped: restarted by dmsnic_fault_work(). */
+static void dmsnic_schedule_restart(struct dmsnic_priv *priv, u32 q)
+{
+	set_bit(q, priv->faulted);
+	schedule_work(&priv->fault_work);
+}
+
 static irqreturn_t dmsnic_admin_irq(int irq, void *data)
 {
 	struct dmsnic_priv *priv = data;
-	u32 status;
+	u64 faulted;
+	u32 status, q;
 
 	status = dmsnic_rd32(priv, DMS_NIC_REG_ADMIN_IRQ_STATUS);
 	if (!status)
@@ -158,6 +168,14 @@ static irqreturn_t dmsnic_admin_irq(int irq, void *data)
 	dmsnic_wr32(priv, DMS_NIC_REG_ADMIN_IRQ_STATUS, status);
 	if (status & DMS_NIC_ADMIN_IRQ_LINK)
 		dmsnic_update_link(priv);
+	if (status & DMS_NIC_ADMIN_IRQ_Q_FAULT) {
+		faulted = dmsnic_rd32(priv, DMS_NIC_REG_Q_FAULT_LO);
+		if (priv->max_queues > 32)
+			faulted |= (u64)dmsnic_rd32(priv, DMS_NIC_REG_Q_FAULT_HI) << 32;
+		for (q = 0; q < min(priv->max_queues, 64U); q++)
+			if (faulted & BIT_ULL(q))
+				dmsnic_schedule_restart(priv, q);
+	}
 	return IRQ_HANDLED;
 }
 
@@ -299,6 +317,12 @@ static void dmsnic_tx_timeout(struct net_device *netdev, unsigned int txq)
 	netdev_err(netdev, "TX queue %u timed out: head %u tail %u completions %u\n",
 		   txq, READ_ONCE(tx->head), READ_ONCE(tx->tail),
 		   READ_ONCE(tx->cmpl_head));
+	/* A ring fault whose admin interrupt was lost: restart the pair. */
+	if (READ_ONCE(priv->qps[txq].hw_up) &&
+	    dmsnic_qp_faulted(&priv->qps[txq])) {
+		dmsnic_schedule_restart(priv, txq);
+		return;
+	}
 	/*
 	 * A lost interrupt leaves completions unreaped with the vector
 	 * disarmed: poll the pair once (a no-op if its NAPI is off).
@@ -402,8 +426,11 @@ static int dmsnic_init_priv(struct dmsnic_priv *priv)
 				    sizeof(*priv->ntuple), GFP_KERNEL);
 	priv->ntuple_used = devm_bitmap_zalloc(dev, priv->ntuple_size,
 					       GFP_KERNEL);
-	if (!priv->qps || !priv->ntuple || !priv->ntuple_used)
+	priv->faulted = devm_bitmap_zalloc(dev, nq, GFP_KERNEL);
+	if (!priv->qps || !priv->ntuple || !priv->ntuple_used ||
+	    !priv->faulted)
 		return -ENOMEM;
+	INIT_WORK(&priv->fault_work, dmsnic_fault_work);
 	for (i = 0; i < nq; i++) {
 		struct dmsnic_qp *qp = &priv->qps[i];
 
@@ -497,7 +524,8 @@ static int dmsnic_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 		free_irq(priv->admin_irq, priv);
 		return dev_err_probe(dev, err, "cannot register netdev\n");
 	}
-	dmsnic_wr32(priv, DMS_NIC_REG_ADMIN_IRQ_MASK, DMS_NIC_ADMIN_IRQ_LINK);
+	dmsnic_wr32(priv, DMS_NIC_REG_ADMIN_IRQ_MASK,
+		    DMS_NIC_ADMIN_IRQ_LINK | DMS_NIC_ADMIN_IRQ_Q_FAULT);
 	dmsnic_update_link(priv);
 
 	dev_info(dev, "devmemsim NIC v%u.%u: %u queue pairs, MAC %pM\n",
@@ -510,7 +538,8 @@ static int dmsnic_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 /*
  * The admin IRQ goes first: its handler reports link changes, and a report
  * racing with unregister_netdev() would leave linkwatch holding a netdev
- * that devres is about to free.
+ * that devres is about to free. The fault work, which the admin IRQ and
+ * the TX watchdog schedule, goes next (outside RTNL, which it takes).
  */
 static void dmsnic_remove(struct pci_dev *pdev)
 {
@@ -518,6 +547,7 @@ static void dmsnic_remove(struct pci_dev *pdev)
 
 	dmsnic_wr32(priv, DMS_NIC_REG_ADMIN_IRQ_MASK, 0);
 	free_irq(priv->admin_irq, priv);
+	disable_work_sync(&priv->fault_work);
 	unregister_netdev(priv->netdev);
 	dmsnic_reset(pdev, priv->regs);
 }

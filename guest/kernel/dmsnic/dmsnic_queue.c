@@ -6,6 +6,8 @@
  * ops that restart one RX queue on its own.
  */
 #include <linux/interrupt.h>
+#include <linux/rtnetlink.h>
+#include <net/netdev_lock.h>
 #include <net/netdev_queues.h>
 #include <net/page_pool/helpers.h>
 
@@ -238,6 +240,7 @@ static void dmsnic_qp_hw_down(struct dmsnic_priv *priv, struct dmsnic_qp *qp)
 
 	dmsnic_rx_hw_stop(qp);
 	dmsnic_tx_hw_stop(qp);
+	qp->hw_up = false;
 	free_irq(qp->irq, qp);
 	netif_queue_set_napi(netdev, qp->idx, NETDEV_QUEUE_TYPE_RX, NULL);
 	netif_queue_set_napi(netdev, qp->idx, NETDEV_QUEUE_TYPE_TX, NULL);
@@ -273,6 +276,7 @@ static int dmsnic_qp_start(struct dmsnic_priv *priv, struct dmsnic_qp *qp,
 		dmsnic_qp_hw_down(priv, qp);
 		goto err_rings;
 	}
+	qp->hw_up = true;
 	dmsnic_napi_on(qp);
 	return 0;
 
@@ -283,14 +287,20 @@ err_rings:
 }
 
 /*
- * Stop a pair whose NAPI is off. Its rings go to @mem (the TX ring drained
- * of frames in flight), or are freed if @mem is NULL.
+ * Stop a pair whose NAPI is off (its hardware may be down already: a
+ * failed fault restart). Its rings go to @mem (the TX ring drained of
+ * frames in flight), or are freed if @mem is NULL. Nothing waits for the
+ * device: a disabled ring completes nothing more. Returns the number of
+ * TX frames dropped.
  */
-static void dmsnic_qp_stop(struct dmsnic_priv *priv, struct dmsnic_qp *qp,
-			   struct dmsnic_qp_mem *mem)
+static u32 dmsnic_qp_stop(struct dmsnic_priv *priv, struct dmsnic_qp *qp,
+			  struct dmsnic_qp_mem *mem)
 {
-	dmsnic_qp_hw_down(priv, qp);
-	dmsnic_tx_drain(priv, &qp->tx);
+	u32 dropped;
+
+	if (qp->hw_up)
+		dmsnic_qp_hw_down(priv, qp);
+	dropped = dmsnic_tx_drain(priv, &qp->tx);
 	netdev_tx_reset_queue(netdev_get_tx_queue(priv->netdev, qp->idx));
 	if (mem) {
 		swap(qp->rx, mem->rx);
@@ -298,6 +308,7 @@ static void dmsnic_qp_stop(struct dmsnic_priv *priv, struct dmsnic_qp *qp,
 	}
 	dmsnic_rx_free_ring(priv, &qp->rx);
 	dmsnic_tx_free_ring(priv, &qp->tx);
+	return dropped;
 }
 
 /* Start pairs 0..n-1 on @mems; on failure all of them are down again. */
@@ -414,6 +425,85 @@ out:
 	return err;
 }
 
+/* ---- Ring DMA faults ---- */
+
+/* The device stopped one of the pair's rings on a DMA fault. */
+bool dmsnic_qp_faulted(struct dmsnic_qp *qp)
+{
+	return (readl(qp->regs + DMS_NIC_RXQ_CTRL) |
+		readl(qp->regs + DMS_NIC_TXQ_CTRL)) & DMS_NIC_Q_FAULT;
+}
+
+/*
+ * Restart a running pair on its own rings after the device stopped one of
+ * them. The device wrote no completion for the faulted work and drops what
+ * the other ring had in flight when it is disabled, so nothing is waited
+ * for: the posted RX buffers are posted again from slot 0 and the TX
+ * frames in flight are dropped (counted as TX errors; TCP resends them).
+ */
+static void dmsnic_qp_restart(struct dmsnic_priv *priv, struct dmsnic_qp *qp)
+{
+	struct netdev_queue *txq = netdev_get_tx_queue(priv->netdev, qp->idx);
+	struct dmsnic_qp_mem mem = {};
+	u32 dropped;
+	int err;
+
+	dmsnic_napi_off(qp);
+	__netif_tx_lock_bh(txq);
+	netif_tx_stop_queue(txq);
+	__netif_tx_unlock_bh(txq);
+	dropped = dmsnic_qp_stop(priv, qp, &mem);
+	err = dmsnic_qp_start(priv, qp, &mem);
+	if (err) {
+		/* The pair keeps its rings, hardware down, until ifdown. */
+		swap(qp->rx, mem.rx);
+		swap(qp->tx, mem.tx);
+		netdev_err(priv->netdev, "queue pair %u stays down after a ring DMA fault: %d\n",
+			   qp->idx, err);
+	}
+	u64_stats_update_begin(&qp->txc_stats.syncp);
+	qp->txc_stats.errors += dropped;
+	u64_stats_update_end(&qp->txc_stats.syncp);
+	if (err)
+		return;
+	u64_stats_update_begin(&qp->qp_stats.syncp);
+	qp->qp_stats.fault_restarts++;
+	u64_stats_update_end(&qp->qp_stats.syncp);
+	netif_tx_wake_queue(txq);
+	net_info_ratelimited("%s: queue pair %u restarted after a ring DMA fault (%u TX frames dropped)\n",
+			     netdev_name(priv->netdev), qp->idx, dropped);
+}
+
+/*
+ * Restart the pairs the admin interrupt (or the TX watchdog) found
+ * stopped. Process context: stopping a pair sleeps (NAPI, IRQ), and the
+ * pairs change only under RTNL and the instance lock. ndo_stop does not
+ * wait for this work (it could not while holding RTNL): a run after the
+ * datapath went down finds nothing to do; remove disables the work.
+ */
+void dmsnic_fault_work(struct work_struct *work)
+{
+	struct dmsnic_priv *priv = container_of(work, struct dmsnic_priv,
+						fault_work);
+	struct net_device *netdev = priv->netdev;
+	u32 q;
+
+	rtnl_lock();
+	netdev_lock_ops(netdev);
+	for (q = 0; q < priv->max_queues; q++) {
+		struct dmsnic_qp *qp = &priv->qps[q];
+
+		if (!test_and_clear_bit(q, priv->faulted))
+			continue;
+		/* The bit may predate a restart of every pair (ifup). */
+		if (priv->datapath_up && q < priv->num_queues && qp->hw_up &&
+		    dmsnic_qp_faulted(qp))
+			dmsnic_qp_restart(priv, qp);
+	}
+	netdev_unlock_ops(netdev);
+	rtnl_unlock();
+}
+
 /* ---- Queue management ops (netdev_rx_queue_restart() and providers) ---- */
 
 static int dmsnic_queue_mem_alloc(struct net_device *dev,
@@ -469,6 +559,8 @@ static int dmsnic_queue_start(struct net_device *dev,
 	struct dmsnic_qp *qp = &priv->qps[idx];
 	int err;
 
+	if (!qp->hw_up)
+		return -ENETDOWN;
 	swap(qp->rx, *(struct dmsnic_rx_ring *)qmem);
 	err = dmsnic_rx_hw_start(qp);
 	if (err) {

@@ -889,15 +889,19 @@ static void dmsnic_tx_clean(struct dmsnic_qp *qp, int budget)
 /*
  * Unmap and drop what the (stopped) device did not complete and rewind the
  * ring: the device starts a ring at index 0 when it is enabled again.
+ * Returns the number of frames dropped.
  */
-void dmsnic_tx_drain(struct dmsnic_priv *priv, struct dmsnic_tx_ring *tx)
+u32 dmsnic_tx_drain(struct dmsnic_priv *priv, struct dmsnic_tx_ring *tx)
 {
 	struct device *dev = dmsnic_dma_dev(priv);
+	u32 frames = 0;
 
 	for (; tx->bufs && tx->head != tx->tail; tx->head++) {
 		struct dmsnic_tx_buf *buf = &tx->bufs[tx->head & (tx->size - 1)];
 
 		dmsnic_tx_unmap(dev, buf);
+		if (buf->skb)
+			frames++;
 		dev_kfree_skb_any(buf->skb);
 		buf->skb = NULL;
 	}
@@ -907,6 +911,7 @@ void dmsnic_tx_drain(struct dmsnic_priv *priv, struct dmsnic_tx_ring *tx)
 	tx->cmpl_head = 0;
 	if (tx->cmpl)
 		memset(tx->cmpl, 0, tx->size * sizeof(*tx->cmpl));
+	return frames;
 }
 
 /* Frees whatever part of @tx exists, dropping frames still in flight. */
@@ -992,6 +997,7 @@ void dmsnic_qp_init(struct dmsnic_qp *qp)
 	u64_stats_init(&qp->rx_stats.syncp);
 	u64_stats_init(&qp->tx_stats.syncp);
 	u64_stats_init(&qp->txc_stats.syncp);
+	u64_stats_init(&qp->qp_stats.syncp);
 }
 
 irqreturn_t dmsnic_qp_irq(int irq, void *data)
