@@ -106,7 +106,7 @@ class QTest:
         if not hasattr(self, "_qmp"):
             s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
             s.connect(os.path.join(self.dir, "qmp.sock"))
-            self._qmp = s.makefile("rw")
+            self._qmp_sock, self._qmp = s, s.makefile("rw")
             json.loads(self._qmp.readline())  # greeting
             self._qmp_call("qmp_capabilities", {})
         return self._qmp_call(command, arguments)
@@ -146,10 +146,12 @@ class QTest:
         return int(self.cmd(f"readw 0x{addr:x}"), 16)
 
     def close(self):
-        try:
-            self.sock.close()
-        except OSError:
-            pass
+        for f in (self.sock, getattr(self, "_qmp", None), getattr(self, "_qmp_sock", None)):
+            try:
+                if f:
+                    f.close()
+            except OSError:
+                pass
         if self.proc.poll() is None:
             self.proc.terminate()
             try:
