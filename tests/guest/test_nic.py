@@ -35,65 +35,40 @@ echo "IF=$IF"
 """
 
 
-# Generic netlink from the guest's python3 (no ynl there; ethtool 6.14 has no
-# hds-thresh):
+# Generic netlink from the guest's python3 through dmslib (no ynl there;
+# ethtool 6.14 has no hds-thresh):
 #   rings IF [THRESH]  set hds-thresh, print "tcp_data_split=N hds_thresh=N hds_thresh_max=N"
 #   pools IF           print the ids of IF's live page pools, one line
 GENL = r"""
 import socket, struct, sys
+sys.path.insert(0, "/opt/devmemsim/bin")
+from dmslib import NETDEV_CMD_PAGE_POOL_GET, NLA_F_NESTED, GenlSocket, nla
 
-def attr(t, data):
-    return struct.pack("HH", 4 + len(data), t) + data + b"\0" * (-len(data) % 4)
-
-def attrs(buf):
-    out = {}
-    while len(buf) >= 4:
-        ln, t = struct.unpack_from("HH", buf)
-        out[t & 0x3fff] = buf[4:ln]
-        buf = buf[(ln + 3) & ~3:]
-    return out
+# include/uapi/linux/ethtool_netlink_generated.h
+RINGS_GET, RINGS_SET = 15, 16
+A_RINGS_HEADER, A_HEADER_DEV_NAME = 1, 2
+A_RINGS_TCP_DATA_SPLIT, A_RINGS_HDS_THRESH, A_RINGS_HDS_THRESH_MAX = 11, 17, 18
+# include/uapi/linux/netdev.h: NETDEV_A_PAGE_POOL_*
+A_POOL_ID, A_POOL_IFINDEX, A_POOL_DETACH_TIME = 1, 2, 6
 
 def uint(b):
     return int.from_bytes(b, "little")
 
-s = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 16)  # NETLINK_GENERIC
-seq = 0
-
-def req(family, cmd, payload, dump=False):
-    global seq
-    seq += 1
-    body = struct.pack("BBH", cmd, 1, 0) + payload
-    flags = 0x301 if dump else 5  # REQUEST|DUMP or REQUEST|ACK
-    s.send(struct.pack("IHHII", 16 + len(body), family, flags, seq, 0) + body)
-    replies = []
-    while True:
-        data = s.recv(1 << 16)
-        while data:
-            ln, typ = struct.unpack_from("IH", data)
-            msg = data[16:ln]
-            data = data[(ln + 3) & ~3:]
-            if typ in (2, 3):  # NLMSG_ERROR, NLMSG_DONE
-                err = struct.unpack_from("i", msg)[0]
-                if err:
-                    sys.exit("netlink error %d" % err)
-                return replies
-            replies.append(attrs(msg[4:]))
-
-def family(name):
-    return uint(req(0x10, 3, attr(2, name.encode() + b"\0"))[0][1])  # CTRL_CMD_GETFAMILY
-
+nl = GenlSocket()
 if sys.argv[1] == "rings":
-    fam = family("ethtool")
-    hdr = attr(1 | 0x8000, attr(2, sys.argv[2].encode() + b"\0"))  # RINGS_HEADER{DEV_NAME}
+    fam = nl.family("ethtool")
+    hdr = nla(A_RINGS_HEADER | NLA_F_NESTED, nla(A_HEADER_DEV_NAME, sys.argv[2].encode() + b"\0"))
     if len(sys.argv) > 3:
-        req(fam, 16, hdr + attr(17, struct.pack("I", int(sys.argv[3]))))  # RINGS_SET HDS_THRESH
-    r = req(fam, 15, hdr)[-1]  # RINGS_GET
-    print("tcp_data_split=%d hds_thresh=%d hds_thresh_max=%d" % (r[11][0], uint(r[17]), uint(r[18])))
+        thresh = nla(A_RINGS_HDS_THRESH, struct.pack("=I", int(sys.argv[3])))
+        nl.request("rings-set", fam, RINGS_SET, hdr + thresh)
+    r = nl.request("rings-get", fam, RINGS_GET, hdr)
+    print("tcp_data_split=%d hds_thresh=%d hds_thresh_max=%d" % (
+        r[A_RINGS_TCP_DATA_SPLIT][0], uint(r[A_RINGS_HDS_THRESH]), uint(r[A_RINGS_HDS_THRESH_MAX])))
 else:
     ifindex = socket.if_nametoindex(sys.argv[2])
-    pools = req(family("netdev"), 5, b"", dump=True)  # PAGE_POOL_GET
-    print(" ".join(str(uint(p[1])) for p in pools
-                   if 2 in p and uint(p[2]) == ifindex and 6 not in p))  # IFINDEX, !DETACH_TIME
+    pools = nl.request("page-pool-get", nl.family("netdev"), NETDEV_CMD_PAGE_POOL_GET, b"", dump=True)
+    print(" ".join(str(uint(p[A_POOL_ID])) for p in pools
+                   if uint(p.get(A_POOL_IFINDEX, b"")) == ifindex and A_POOL_DETACH_TIME not in p))
 """
 
 
