@@ -378,6 +378,13 @@ static int dmsnic_map_device(struct pci_dev *pdev, void __iomem **regsp)
 	err = dma_set_mask_and_coherent(dev, DMA_BIT_MASK(64));
 	if (err)
 		return dev_err_probe(dev, err, "no 64-bit DMA\n");
+	/*
+	 * The device has no segment limit: TX descriptors and payload
+	 * buffers are built per fragment or net_iov, never from a whole
+	 * segment, so a devmem binding's mapping (udmabuf: 128 KiB
+	 * segments) may use segments of any length.
+	 */
+	dma_set_max_seg_size(dev, UINT_MAX);
 	regs = pcim_iomap_region(pdev, DMS_NIC_BAR_REGS, "dmsnic");
 	if (IS_ERR(regs))
 		return dev_err_probe(dev, PTR_ERR(regs), "cannot map BAR%d\n",
