@@ -157,32 +157,31 @@ def lint_checkpatch(files: list) -> int:
     return report("checkpatch", findings)
 
 
-def lint_shellcheck(files: list) -> int:
-    targets = [f for f in files if is_shell(f)]
-    # -x follows 'source' directives (paths relative to the repository root).
-    res = run(["shellcheck", "-x", "-f", "gcc", *targets])
+def report_by_path(name: str, res) -> int:
+    """Report a linter whose findings are "PATH:..." lines on stdout; a
+    failure without any counts as one finding of its own."""
     sys.stdout.write(res.stdout + res.stderr)
     findings = {}
     for line in res.stdout.splitlines():
         path = line.split(":", 1)[0]
         findings[path] = findings.get(path, 0) + 1
     if res.returncode and not findings:
-        findings["shellcheck"] = 1
-    return report("shellcheck", findings)
+        findings[name] = 1
+    return report(name, findings)
+
+
+def lint_shellcheck(files: list) -> int:
+    targets = [f for f in files if is_shell(f)]
+    # -x follows 'source' directives (paths relative to the repository root).
+    res = run(["shellcheck", "-x", "-f", "gcc", *targets])
+    return report_by_path("shellcheck", res)
 
 
 def lint_pyflakes(files: list) -> int:
     targets = [f for f in files if is_python(f)]
     # Debian's python3 and its python3-pyflakes, like every tool of the project.
     res = run(["/usr/bin/python3", "-m", "pyflakes", *targets])
-    sys.stdout.write(res.stdout + res.stderr)
-    findings = {}
-    for line in res.stdout.splitlines():
-        path = line.split(":", 1)[0]
-        findings[path] = findings.get(path, 0) + 1
-    if res.returncode and not findings:
-        findings["pyflakes"] = 1
-    return report("pyflakes", findings)
+    return report_by_path("pyflakes", res)
 
 
 LINTERS = {
