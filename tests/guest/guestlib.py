@@ -9,6 +9,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "cli"))
 from clilib import cli  # noqa: E402
 from devmemsim.addressing import data_addr  # noqa: E402
+from devmemsim import console  # noqa: E402
 
 
 def boot(name, *args):
@@ -43,48 +44,18 @@ def wait_for_peer(name, node, addr):
        timeout=300)
 
 
-# Kernel log lines that mean the kernel found something wrong. WARNING: and
-# BUG: cover most checkers (WARN_ON, DMA-API, debug objects, refcount_t,
-# list and page_pool sanity, "BUG: KASAN: ...", sleeping in atomic context,
-# "BUG: Bad page state"); the rest name reports that carry neither.
-KERNEL_COMPLAINTS = (
-    "WARNING:", "BUG:", "kernel BUG at", "Oops", "general protection fault", "Kernel panic",
-    # lockdep and RCU (the lockdep headers follow a "WARNING:" line; named
-    # here so that a report cut short still counts)
-    "possible circular locking dependency", "possible recursive locking", "inconsistent lock state",
-    "suspicious RCU usage", "detected stall", "blocked for more than",
-    # kmemleak after a scan (echo scan > /sys/kernel/debug/kmemleak)
-    "new suspected memory leaks", "unreferenced object",
-    "Bad page state", "UBSAN:", "unregister_netdevice: waiting for",
-    # our drivers and the stack's page_pool
-    "leak", "stalled pool", "NETDEV WATCHDOG", "bad completion",
-)
-# Every kmemleak line says "leak": of its lines only a report's headlines count
-# (not its banner, nor the backtrace lines under a headline).
-KMEMLEAK_HEADLINES = ("unreferenced object", "new suspected memory leaks")
-
-
-def is_complaint(line):
-    if "kmemleak: " in line:
-        return any(head in line for head in KMEMLEAK_HEADLINES)
-    return any(bad in line for bad in KERNEL_COMPLAINTS)
-
-
-def complaints(log):
-    """The lines of a kernel log (dmesg or a serial console) that carry one
-    of KERNEL_COMPLAINTS."""
-    return [line for line in log.splitlines() if is_complaint(line)]
+# The complaint patterns are devmemsim's (`devmemsim kselftest` scans
+# consoles with them too); the tests know them by these names.
+KERNEL_COMPLAINTS = console.KERNEL_COMPLAINTS
+KMEMLEAK_HEADLINES = console.KMEMLEAK_HEADLINES
+is_complaint = console.is_complaint
+complaints = console.complaints
+console_complaints = console.console_complaints
 
 
 def kernel_complaints(name, node):
     """The complaints in node N's dmesg."""
     return complaints(sh(name, node, "dmesg"))
-
-
-def console_complaints(path):
-    """The complaints in a node's serial console log (NODE.console): unlike
-    dmesg, it also holds what the kernel said while powering off."""
-    return complaints(Path(path).read_text(errors="replace"))
 
 
 class TwoNodes(unittest.TestCase):
