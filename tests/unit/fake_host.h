@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "devmemsim/devmemsim.h"
+#include "devmemsim/gpu_regs.h"
 
 namespace fake_host
 {
@@ -111,6 +112,27 @@ inline void run_until_idle(dms_node *node, int max_steps)
 {
 	for (int i = 0; i < max_steps && dms_node_deadline_ns(node) != DMS_NO_DEADLINE; i++)
 		dms_node_step(node, dms_node_deadline_ns(node));
+}
+
+// The GPU's copy and CRC jobs as dmsgpu programs them: the job's registers,
+// then its doorbell. The job runs as the node steps.
+inline void gpu_start_copy(dms_node *node, uint64_t dev, uint64_t host, uint64_t len, uint32_t dir)
+{
+	dms_reg_write(node, DMS_DEV_GPU, DMS_GPU_REG_COPY_DEV_LO, dev, 8);
+	dms_reg_write(node, DMS_DEV_GPU, DMS_GPU_REG_COPY_HOST_LO, host, 8);
+	dms_reg_write(node, DMS_DEV_GPU, DMS_GPU_REG_COPY_LEN_LO, len, 8);
+	dms_reg_write(node, DMS_DEV_GPU, DMS_GPU_REG_COPY_CTRL, dir, 4);
+	dms_reg_write(node, DMS_DEV_GPU, DMS_GPU_REG_COPY_DOORBELL, 1, 4);
+}
+
+// A CRC job over [dev, dev + len), or over the gather list CRC_LIST_LO/HI
+// and CRC_LIST_COUNT name if the count is not 0 (left as it is here).
+inline void gpu_start_crc(dms_node *node, uint64_t dev, uint64_t len, uint32_t seed)
+{
+	dms_reg_write(node, DMS_DEV_GPU, DMS_GPU_REG_CRC_DEV_LO, dev, 8);
+	dms_reg_write(node, DMS_DEV_GPU, DMS_GPU_REG_CRC_LEN_LO, len, 8);
+	dms_reg_write(node, DMS_DEV_GPU, DMS_GPU_REG_CRC_SEED, seed, 4);
+	dms_reg_write(node, DMS_DEV_GPU, DMS_GPU_REG_CRC_DOORBELL, 1, 4);
 }
 
 } // namespace fake_host

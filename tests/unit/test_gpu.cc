@@ -49,19 +49,12 @@ protected:
 	static void run() { fake_host::run_until_idle(node_, 100); }
 	static void copy(uint64_t dev, uint64_t host, uint64_t len, uint32_t dir)
 	{
-		wr64(DMS_GPU_REG_COPY_DEV_LO, dev);
-		wr64(DMS_GPU_REG_COPY_HOST_LO, host);
-		wr64(DMS_GPU_REG_COPY_LEN_LO, len);
-		wr(DMS_GPU_REG_COPY_CTRL, dir);
-		wr(DMS_GPU_REG_COPY_DOORBELL, 1);
+		fake_host::gpu_start_copy(node_, dev, host, len, dir);
 		run();
 	}
 	static uint32_t crc(uint64_t dev, uint64_t len, uint32_t seed)
 	{
-		wr64(DMS_GPU_REG_CRC_DEV_LO, dev);
-		wr64(DMS_GPU_REG_CRC_LEN_LO, len);
-		wr(DMS_GPU_REG_CRC_SEED, seed);
-		wr(DMS_GPU_REG_CRC_DOORBELL, 1);
+		fake_host::gpu_start_crc(node_, dev, len, seed);
 		run();
 		return rd(DMS_GPU_REG_CRC_RESULT);
 	}

@@ -63,18 +63,11 @@ protected:
 	static void start_crc(uint64_t len)
 	{
 		wr(DMS_GPU_REG_CRC_LIST_COUNT, 0);
-		wr64(DMS_GPU_REG_CRC_DEV_LO, 0);
-		wr64(DMS_GPU_REG_CRC_LEN_LO, len);
-		wr(DMS_GPU_REG_CRC_SEED, 0xffffffff);
-		wr(DMS_GPU_REG_CRC_DOORBELL, 1);
+		fake_host::gpu_start_crc(node_, 0, len, 0xffffffff);
 	}
 	static void copy(uint64_t dev, uint64_t host, uint64_t len, uint32_t dir)
 	{
-		wr64(DMS_GPU_REG_COPY_DEV_LO, dev);
-		wr64(DMS_GPU_REG_COPY_HOST_LO, host);
-		wr64(DMS_GPU_REG_COPY_LEN_LO, len);
-		wr(DMS_GPU_REG_COPY_CTRL, dir);
-		wr(DMS_GPU_REG_COPY_DOORBELL, 1);
+		fake_host::gpu_start_copy(node_, dev, host, len, dir);
 		fake_host::run_until_idle(node_, 100);
 	}
 	static std::string stats() { return dms_node_stats_json(node_); }
