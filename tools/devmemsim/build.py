@@ -4,10 +4,15 @@
   qemu     QEMU 10.0.13 + our devices     CACHE/qemu        (incremental)
   kernel   Linux 7.3.x bzImage            CACHE/kernel-KEY
   modules  dmsnic.ko, dmsgpu.ko           build/guest/modules
-  ncdevmem the kernel's devmem tool       CACHE/ncdevmem-KEY
+  selftests the kernel's netdev driver    CACHE/selftests-KEY
+           selftests and their C helpers (ncdevmem, iou-zcrx, ...)
   rootfs   Debian guest image             CACHE/rootfs-KEY
   payload  modules + tools disk           build/guest/payload.img
-           (+ the kernel's devmem selftest and an ssh key pair for it)
+           (+ the selftests and an ssh key pair for them)
+
+For `devmemsim kselftest --kernel-tree DIR` (build_kselftest), one directory
+per tree, CACHE/ktree-KEY (KEY: DIR's real path), holds the tree's
+incremental O= build (obj/), our modules, the selftests and the payload.
 """
 
 import fcntl
@@ -23,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .addressing import DATA
-from .errors import Failure, UsageError, log
+from .errors import Failure, TreeBroken, UsageError, log
 from .paths import BUILD, ROOT, cache_dir, qemu_binary, qemu_work
 
 QEMU_VERSION = "1:10.0.13+ds-0+deb13u1"
@@ -38,20 +43,19 @@ KERNEL_FLAVOURS = {
     "debug": [KERNEL_FRAGMENT, ROOT / "configs" / "kernel" / "debug.config"],
 }
 GUEST_MODULES = ["dmsgpu", "dmsnic"]  # load order
-# The kernel's devmem selftest and the Python libraries it imports, copied from
-# the guest kernel's source into the payload at their paths in the kernel tree
-# (the libraries find each other, the YNL code and the netlink specs by
-# relative path): /opt/devmemsim/selftests/tools/testing/selftests/...
-KSELFTEST_PATHS = [
-    "tools/testing/selftests/net/lib/py",
-    "tools/testing/selftests/drivers/net/lib/py",
-    "tools/testing/selftests/drivers/net/hw/lib/py",
-    "tools/testing/selftests/drivers/net/hw/devmem.py",
-    "tools/testing/selftests/drivers/net/hw/devmem_lib.py",
-    "tools/net/ynl/pyynl",
-    "Documentation/netlink/specs",
-]
-KSELFTEST_HW = "selftests/tools/testing/selftests/drivers/net/hw"  # in the payload
+# The selftests' kselftest install (scripts/build-selftests.sh) goes to
+# selftests/tools/testing/selftests in the payload, its path in the kernel
+# tree; beside it, at their tree paths too, the YNL Python library and the
+# netlink specs, for our own guest tests that use them.
+KSELFTEST_GUEST_ROOT = "/opt/devmemsim/selftests/tools/testing/selftests"
+KSELFTEST_TREE_PATHS = ["tools/net/ynl/pyynl", "Documentation/netlink/specs"]
+# liburing with io_uring zero-copy receive (io_uring_register_ifq), for the
+# iou-zcrx helper: Debian's source package (scripts/fetch-liburing.sh).
+LIBURING_VERSION = "2.15-1"
+# Best-effort config fragments of an own tree's kernel, before the selftests'
+# own (tools/testing/selftests/SELFTEST_CONFIGS).
+KSELFTEST_DEPS = ROOT / "configs" / "kernel" / "kselftest-deps.config"
+SELFTEST_CONFIGS = ["drivers/net/config", "drivers/net/hw/config"]
 
 
 @dataclass
@@ -192,8 +196,10 @@ def build_kernel(flavour: str = "default"):
     return src, out, bz, release
 
 
-def build_modules(kout: Path, flavour: str = "default") -> list:
-    outdir = guest_dir(flavour) / "modules"
+def build_modules(kout: Path, flavour: str = "default", outdir: Path | None = None) -> list:
+    """dmsgpu.ko and dmsnic.ko built against kout, in outdir (by default
+    the flavour's guest_dir)."""
+    outdir = outdir or guest_dir(flavour) / "modules"
     kos = []
     for mod in GUEST_MODULES:
         mo = outdir / mod
@@ -207,14 +213,40 @@ def build_modules(kout: Path, flavour: str = "default") -> list:
     return kos
 
 
-def build_ncdevmem(src: Path, kout: Path) -> Path:
-    key = digest(src.name, kout.name, SCRIPTS / "build-ncdevmem.sh")[:16]
-    out = cache_dir() / f"ncdevmem-{key}"
-    binary = out / "ncdevmem"
-    if not stamped(out / "devmemsim.key", key) or not binary.is_file():
-        run([SCRIPTS / "build-ncdevmem.sh", src, kout, out], "building ncdevmem", capture=True, logname="ncdevmem")
+def build_liburing() -> Path | None:
+    """The static liburing prefix for iou-zcrx, or None (with a message) if
+    it cannot be had: iou-zcrx is then listed as missing."""
+    try:
+        return Path(run([SCRIPTS / "fetch-liburing.sh", cache_dir(), LIBURING_VERSION], f"building liburing {LIBURING_VERSION}",
+                        capture=True, logname="liburing"))
+    except Failure as e:
+        log(f"{e}: iou-zcrx will not be built")
+        return None
+
+
+def build_selftests(src: Path, kout: Path, key: str, outdir: Path | None = None) -> tuple[Path, dict]:
+    """The selftests' kselftest install with their C helpers, built from src
+    against kout's uAPI headers, cached by key (in CACHE/selftests-KEY unless
+    outdir is given). Returns (install dir, {helper: why it did not build})."""
+    key = digest(key, LIBURING_VERSION, SCRIPTS / "build-selftests.sh", SCRIPTS / "fetch-liburing.sh")[:16]
+    out = outdir or cache_dir() / f"selftests-{key}"
+    inst = out / "kselftest"
+    if not stamped(out / "devmemsim.key", key) or not (inst / "kselftest-list.txt").is_file():
+        log(f"building the selftests and their helpers from {src}")
+        liburing = build_liburing()
+        run([SCRIPTS / "build-selftests.sh", src, kout, out, *([liburing] if liburing else [])],
+            "building the selftests", capture=True, logname="selftests")
         (out / "devmemsim.key").write_text(key)
-    return binary
+    return inst, helpers_missing(out / "helpers-missing.txt")
+
+
+def helpers_missing(listing: Path) -> dict:
+    """{helper: reason} from build-selftests.sh's "NAME: reason" lines."""
+    missing = {}
+    for line in listing.read_text().splitlines():
+        name, _, reason = line.partition(": ")
+        missing[name] = reason
+    return missing
 
 
 def build_rootfs() -> Path:
@@ -229,21 +261,22 @@ def build_rootfs() -> Path:
     return img
 
 
-def build_payload(kos: list, ncdevmem: Path, ksrc: Path, flavour: str = "default") -> Path:
-    """The second guest disk: our modules and tools, mounted at /opt/devmemsim.
+def build_payload(kos: list, selftests: Path, ksrc: Path, where: Path) -> Path:
+    """The second guest disk, where/payload.img: our modules and tools,
+    mounted at /opt/devmemsim.
 
-    Also: the kernel's devmem selftest from ksrc (KSELFTEST_PATHS, under
-    selftests/, with ncdevmem next to devmem.py where it looks for it) and a
-    fresh ssh key pair per payload in ssh/ (id_ed25519, authorized_keys, and a
-    client config for the nodes' data addresses): every node's init installs
-    authorized_keys and starts sshd, so the nodes reach each other as root, as
-    the selftest's ssh remote needs. The key stays in build/guest/payload/ssh
+    Also: the selftests' install (under selftests/tools/testing/selftests,
+    ncdevmem in bin/ too), KSELFTEST_TREE_PATHS from ksrc, and a fresh ssh
+    key pair per payload in ssh/ (id_ed25519, authorized_keys, and a client
+    config for the nodes' data addresses): every node's init installs
+    authorized_keys and starts sshd, so the nodes reach each other as root,
+    as the selftests' ssh remote needs. The key stays in where/payload/ssh
     (never in the source tree)."""
-    stage = guest_dir(flavour) / "payload"
-    img = guest_dir(flavour) / "payload.img"
-    inputs = [*kos, ncdevmem, ROOT / "guest" / "tools", *(ksrc / p for p in KSELFTEST_PATHS)]
+    stage = where / "payload"
+    img = where / "payload.img"
+    inputs = [*kos, selftests, ROOT / "guest" / "tools", *(ksrc / p for p in KSELFTEST_TREE_PATHS)]
     key = digest(*inputs)
-    stamp = guest_dir(flavour) / "payload.key"
+    stamp = where / "payload.key"
     if stamped(stamp, key) and img.is_file():
         return img
     if stage.exists():
@@ -257,30 +290,31 @@ def build_payload(kos: list, ncdevmem: Path, ksrc: Path, flavour: str = "default
         # Executables, and the Python modules they import from their directory.
         if tool.is_file() and (os.access(tool, os.X_OK) or tool.suffix == ".py"):
             shutil.copy2(tool, stage / "bin")
-    shutil.copy2(ncdevmem, stage / "bin")
-    stage_kselftest(ksrc, ncdevmem, stage)
+    shutil.copy2(selftests / "drivers" / "net" / "hw" / "ncdevmem", stage / "bin")
+    guest_root = stage / Path(KSELFTEST_GUEST_ROOT).relative_to("/opt/devmemsim")
+    shutil.copytree(selftests, guest_root, symlinks=True)
+    for rel in KSELFTEST_TREE_PATHS:
+        if not (ksrc / rel).is_dir():
+            raise Failure(f"{ksrc} has no {rel} (needed for the selftests)")
+        shutil.copytree(ksrc / rel, stage / "selftests" / rel, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
     make_ssh_keys(stage / "ssh")
     tmp = img.with_suffix(".tmp")
     tmp.unlink(missing_ok=True)
-    run(["mkfs.ext4", "-q", "-F", "-L", "dmspayload", "-d", stage, tmp, "64M"], "making the payload disk", logname="payload")
+    run(["mkfs.ext4", "-q", "-F", "-L", "dmspayload", "-d", stage, tmp, f"{payload_mib(stage)}M"],
+        "making the payload disk", logname="payload")
     tmp.chmod(0o600)  # it holds the nodes' root ssh key
     tmp.rename(img)
     stamp.write_text(key)
     return img
 
 
-def stage_kselftest(ksrc: Path, ncdevmem: Path, stage: Path) -> None:
-    for rel in KSELFTEST_PATHS:
-        src = ksrc / rel
-        dst = stage / "selftests" / rel
-        if not src.exists():
-            raise Failure(f"{ksrc} has no {rel} (needed for the devmem selftest)")
-        if src.is_dir():
-            shutil.copytree(src, dst, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
-        else:
-            dst.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(src, dst)
-    shutil.copy2(ncdevmem, stage / KSELFTEST_HW / "ncdevmem")
+def payload_mib(stage: Path) -> int:
+    """An ext4 size for stage's content: its 4 KiB blocks (and one more per
+    file and directory, for the inodes), a quarter more for ext4's own metadata, and 16 MiB of room."""
+    blocks = 0
+    for top, dirs, files in os.walk(stage):
+        blocks += len(dirs) + sum(-(-Path(top, f).lstat().st_size // 4096) + 1 for f in files)
+    return -(-(blocks * 4096 * 5 // 4) // (1 << 20)) + 16
 
 
 # Root on a node reaches the other nodes' data addresses with the payload key.
@@ -341,13 +375,152 @@ def build_all() -> Artifacts:
 def build_guest(qemu: Path, flavour: str = "") -> Artifacts:
     """Everything a booted node needs besides QEMU, for a kernel flavour
     (by default the one DEVMEMSIM_KERNEL names)."""
+    return build_pinned(qemu, flavour)[0]
+
+
+def build_pinned(qemu: Path, flavour: str = "") -> tuple[Artifacts, Path, dict, dict]:
+    """build_guest's work: (artifacts, source tree, helpers missing,
+    seconds per step)."""
     flavour = flavour or kernel_flavour()
-    src, kout, bz, release = build_kernel(flavour)
-    kos = build_modules(kout, flavour)
-    ncdevmem = build_ncdevmem(src, kout)
+    seconds = {}
+    with timed(seconds, "kernel"):
+        src, kout, bz, release = build_kernel(flavour)
+    with timed(seconds, "modules"):
+        kos = build_modules(kout, flavour)
+    with timed(seconds, "helpers"):
+        # The uAPI headers are the same for every flavour: one build.
+        selftests, missing = build_selftests(src, kout, src.name)
     rootfs = build_rootfs()
-    payload = build_payload(kos, ncdevmem, src, flavour)
-    return Artifacts(qemu=qemu, bzimage=bz, kernel_version=release, rootfs=rootfs, payload=payload)
+    with timed(seconds, "payload"):
+        payload = build_payload(kos, selftests, src, guest_dir(flavour))
+    return Artifacts(qemu=qemu, bzimage=bz, kernel_version=release, rootfs=rootfs, payload=payload), src, missing, seconds
+
+
+class timed:
+    """with timed(seconds, "step"): seconds["step"] = how long it took."""
+
+    def __init__(self, seconds: dict, step: str):
+        self.seconds, self.step = seconds, step
+
+    def __enter__(self):
+        self.started = time.monotonic()
+
+    def __exit__(self, *exc):
+        self.seconds[self.step] = round(time.monotonic() - self.started, 1)
+
+
+@dataclass
+class KselftestBuild:
+    """What `devmemsim kselftest` boots and runs (see build_kselftest)."""
+
+    artifacts: Artifacts  # qemu, bzimage, kernel_version, rootfs, payload: boot it like any node
+    tree: Path  # the kernel source tree used (pinned or DIR)
+    guest_root: str  # the selftests' directory in the guest
+    config_missing: list  # "CONFIG_X: fragment F asks y, .config has n" lines (own tree only)
+    helpers_missing: dict  # helper name -> one-line reason
+    seconds: dict  # what each build step took this run ("kernel", "modules", "helpers", "payload")
+
+
+def build_kselftest(tree: Path | None, fragments: list) -> KselftestBuild:
+    """Everything a selftest run boots: the pinned default kernel (tree None)
+    or an incremental O= build of tree with tinyconfig + the selftests'
+    config fragments (best effort) + ours + fragments (strict), our modules
+    and the selftests built against it, and the guest image.
+
+    Raises UsageError for a tree that is not a clean kernel tree or a missing
+    fragment, TreeBroken for a tree that does not configure or build."""
+    with build_lock():
+        qemu = build_qemu(build_model())
+        if tree is None:
+            if fragments:
+                raise UsageError("--config needs --kernel-tree (the pinned kernel's configuration is fixed)")
+            artifacts, src, missing, seconds = build_pinned(qemu, "default")
+            return KselftestBuild(artifacts, src, KSELFTEST_GUEST_ROOT, [], missing, seconds)
+        return build_tree(qemu, tree_dir(tree), [Path(f) for f in fragments])
+
+
+def tree_dir(tree: Path) -> Path:
+    """tree's real path, checked to be a kernel tree that O= builds can use."""
+    src = Path(os.path.realpath(tree))
+    if not (src / "Makefile").is_file() or not (src / "Kconfig").is_file():
+        raise UsageError(f"{tree} is not a kernel source tree (no Makefile and Kconfig)")
+    if (src / ".config").exists() or (src / "include" / "config").is_dir():
+        raise UsageError(f"{tree} has been configured in place; run 'make -C {tree} mrproper' first")
+    return src
+
+
+def build_tree(qemu: Path, src: Path, fragments: list) -> KselftestBuild:
+    """build_kselftest for an own tree, in CACHE/ktree-KEY."""
+    for f in fragments:
+        if not f.is_file():
+            raise UsageError(f"--config {f}: no such file")
+    where = cache_dir() / f"ktree-{hashlib.sha256(str(src).encode()).hexdigest()[:16]}"
+    seconds = {}
+    with timed(seconds, "kernel"):
+        kout, bz, release, config_missing = build_tree_kernel(src, where, fragments)
+    with timed(seconds, "modules"):
+        try:
+            kos = build_modules(kout, "tree", where / "modules")
+        except Failure as e:
+            raise TreeBroken(f"{e} (against {src})") from None
+    with timed(seconds, "helpers"):
+        try:
+            selftests, missing = build_selftests(src, kout, tree_inputs_key(src), where / "helpers")
+        except Failure as e:
+            raise TreeBroken(str(e)) from None
+    rootfs = build_rootfs()
+    with timed(seconds, "payload"):
+        payload = build_payload(kos, selftests, src, where)
+    artifacts = Artifacts(qemu=qemu, bzimage=bz, kernel_version=release, rootfs=rootfs, payload=payload)
+    return KselftestBuild(artifacts, src, KSELFTEST_GUEST_ROOT, config_missing, missing, seconds)
+
+
+def build_tree_kernel(src: Path, where: Path, fragments: list):
+    """The tree's kernel in where/obj, configured again only when the
+    config inputs changed. Returns (build dir, bzImage, release, config
+    options of the selftests' fragments the .config lacks)."""
+    kout = where / "obj"
+    kout.mkdir(parents=True, exist_ok=True)
+    best = [KSELFTEST_DEPS] + [c for c in (src / "tools/testing/selftests" / r for r in SELFTEST_CONFIGS) if c.is_file()]
+    strict = [KERNEL_FRAGMENT, *fragments]
+    inputs = {"script": digest(SCRIPTS / "build-kernel-tree.sh"),
+              "best-effort": [[str(f), digest(f)] for f in best],
+              "strict": [[str(f), digest(f)] for f in strict]}
+    stamp = where / "config.json"
+    current = stamp.is_file() and json.loads(stamp.read_text()) == inputs and (kout / ".config").is_file()
+    cmd = [SCRIPTS / "build-kernel-tree.sh", *([] if current else ["--configure"]), src, kout]
+    for flag, frags in (("--best-effort", best), ("--strict", strict)):
+        cmd += [arg for f in frags for arg in (flag, f)]
+    log(f"building {src} in {kout} ({'incremental' if current else 'configuring first'})")
+    res = subprocess.run([str(c) for c in cmd], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    (where / "build-kernel-tree.log").write_text(res.stderr)
+    if res.returncode != 0:
+        raise TreeBroken(tree_broken_message(src, kout, res.stderr))
+    stamp.write_text(json.dumps(inputs))
+    release = (kout / "include" / "config" / "kernel.release").read_text().strip()
+    missing = (kout / "devmemsim-config-missing.txt").read_text().splitlines()
+    return kout, Path(res.stdout.strip()), release, missing
+
+
+def tree_broken_message(src: Path, kout: Path, stderr: str) -> str:
+    """The last lines of the make log (or of the script's messages) and
+    where the whole log is."""
+    tail = "\n".join(stderr.strip().splitlines()[-20:])
+    return f"{src} does not configure or build:\n{tail}\nfull log: {kout / 'devmemsim-build.log'}"
+
+
+def tree_inputs_key(src: Path) -> str:
+    """A key of what the selftests' build reads from an own tree: every
+    file's path, size and modification time (0.3 s where hashing contents
+    would take seconds)."""
+    h = hashlib.sha256()
+    for top in ("tools", "scripts", "Documentation/netlink", "include/uapi", "arch/x86/include/uapi"):
+        for d, dirs, files in os.walk(src / top):
+            dirs.sort()
+            for f in sorted(files):
+                st = os.lstat(os.path.join(d, f))
+                h.update(f"{d}/{f}\0{st.st_size}\0{st.st_mtime_ns}\0".encode())
+    return h.hexdigest()
 
 
 # What each test suite needs built (tests/meson.build): the model build is

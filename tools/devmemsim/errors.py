@@ -19,3 +19,10 @@ class Failure(Exception):
     """Something that was asked for could not be done: exit status 1."""
 
     status = 1
+
+
+class TreeBroken(Failure):
+    """A kernel tree that does not configure, build or boot, for reasons
+    unrelated to the tests: exit status 125 (`git bisect run` skips it)."""
+
+    status = 125
