@@ -488,6 +488,8 @@ def build_tree_kernel(src: Path, where: Path, fragments: list):
               "strict": [[str(f), digest(f)] for f in strict]}
     stamp = where / "config.json"
     current = stamp.is_file() and json.loads(stamp.read_text()) == inputs and (kout / ".config").is_file()
+    if not current:
+        stamp.unlink(missing_ok=True)  # a configuration that fails is not current either
     cmd = [SCRIPTS / "build-kernel-tree.sh", *([] if current else ["--configure"]), src, kout]
     for flag, frags in (("--best-effort", best), ("--strict", strict)):
         cmd += [arg for f in frags for arg in (flag, f)]
