@@ -3,14 +3,16 @@
 Nodes are named node0..nodeN-1. Each pair of nodes is linked by devmemsim-nic
 (the data link) and, for benchmarks, by e1000e and virtio-net; node i has on
 each link the MAC 52:54:00:XX:00:ii (XX names the link) and the IPv4 address
-NET.(i+1)/24. The CLI puts node i's data-link address on its kernel command
-line (devmemsim.addr=ADDR/24) and devmemsim-init applies it; the tests and
-the benchmark ask this module.
+NET.(i+1)/24; the data link also carries IPv6, node i at NET6:(i+1)/64 (a
+unique local prefix). The CLI puts node i's data-link addresses on its kernel
+command line (devmemsim.addr=ADDR/24 devmemsim.addr6=ADDR6/64) and
+devmemsim-init applies them; the tests and the benchmark ask this module.
 """
 
 from dataclasses import dataclass
 
 PREFIX_LEN = 24
+PREFIX_LEN6 = 64
 MAX_NODES = 16  # what a cluster may have (the CLI checks --nodes)
 
 
@@ -23,6 +25,7 @@ class Link:
     netdev: str
     mac_byte: int
     net: str  # the first three octets of its /24
+    net6: str = ""  # its IPv6 /64: the leading groups, the rest zero ("" = no IPv6)
 
     def mac(self, index: int) -> str:
         return f"52:54:00:{self.mac_byte:02x}:00:{index:02x}"
@@ -33,12 +36,18 @@ class Link:
     def cidr(self, index: int) -> str:
         return f"{self.addr(index)}/{PREFIX_LEN}"
 
+    def addr6(self, index: int) -> str:
+        return f"{self.net6}::{index + 1:x}"
+
+    def cidr6(self, index: int) -> str:
+        return f"{self.addr6(index)}/{PREFIX_LEN6}"
+
     def host_glob(self) -> str:
         """Every address of this link, as an ssh_config Host pattern."""
         return f"{self.net}.*"
 
 
-DATA = Link("devmemsim-nic", "data", 0xd5, "10.10.0")
+DATA = Link("devmemsim-nic", "data", 0xd5, "10.10.0", "fd10:10")
 # Extra links two nodes get with `boot --compare-nics` (the NIC benchmark).
 COMPARE = (Link("e1000e", "e1000e", 0xe1, "10.11.0"),
            Link("virtio-net-pci", "virtio", 0xf1, "10.12.0"))
@@ -63,3 +72,8 @@ def node_index(node) -> int:
 def data_addr(node) -> str:
     """Node's address on the data link (node name or index)."""
     return DATA.addr(node_index(node))
+
+
+def data_addr6(node) -> str:
+    """Node's IPv6 address on the data link (node name or index)."""
+    return DATA.addr6(node_index(node))

@@ -85,7 +85,8 @@ def kernel_cmdline(node: NodeSpec) -> str:
     # against stop_machine on the other vCPU early in boot (seen about
     # once in 20 two-node boots: both vCPUs busy, console stopped).
     return (f"console=ttyS0 root=/dev/vda rw init=/sbin/devmemsim-init panic=-1 tsc=reliable "
-            f"devmemsim.node={node.name} devmemsim.addr={addressing.DATA.cidr(node.index)}")
+            f"devmemsim.node={node.name} devmemsim.addr={addressing.DATA.cidr(node.index)} "
+            f"devmemsim.addr6={addressing.DATA.cidr6(node.index)}")
 
 
 def qemu_argv(art: Artifacts, d: Path, node: NodeSpec, nodes: int, m: Machine) -> list:
