@@ -71,14 +71,21 @@ def size(path) -> int:
         return 0
 
 
-def read_from(path, offset: int) -> str:
-    """What a console log got after offset."""
+def read_from(path, offset: int):
+    """(what a console log got after offset, the offset of its end now)."""
     try:
         with open(path, "rb") as f:
             f.seek(offset)
-            return f.read().decode(errors="replace").replace("\r", "")
+            data = f.read()
     except OSError:
-        return ""
+        return "", offset
+    return data.decode(errors="replace").replace("\r", ""), offset + len(data)
+
+
+def tail(path, lines: int) -> str:
+    """The last lines of a console log."""
+    text, _ = read_from(path, 0)
+    return "\n".join(text.splitlines()[-lines:])
 
 
 def taint_flags(value: int) -> str:

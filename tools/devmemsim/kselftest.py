@@ -1,0 +1,507 @@
+"""`devmemsim kselftest`: the kernel's netdev driver selftests
+(tools/testing/selftests/drivers/net and drivers/net/hw) on a booted
+cluster, node0 running them against its dmsnic and node1 as their ssh
+remote, the way drivers/net/README.rst describes a hardware run.
+
+Per file: the timeout of its directory's `settings` (kselftest's rule: 45 s
+without one, 0 = none) and a host-side limit above it; cases are shown as
+their KTAP lines arrive; both consoles are scanned for kernel complaints and
+the taint mask compared; a node that died fails the file and the cluster is
+booted again for the next one. Results go to the terminal (a table) and, on
+request, to KTAP, JUnit XML and JSON (ktap.py)."""
+
+import os
+import re
+import shlex
+import socket
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import build, console, ktap
+from .addressing import data_addr, data_addr6
+from .agent import Agent
+from .cluster import Cluster, Machine
+from .errors import Failure, TreeBroken, UsageError, log
+from .paths import ROOT, cache_dir
+
+SELFTESTS = "tools/testing/selftests"
+NET = "drivers/net"  # TEST paths are relative to SELFTESTS/NET
+DEFAULT_DIRS = ("", "hw")  # whose Makefile's TEST_PROGS make the default set
+# Files of those Makefiles the default set leaves out: they need hardware
+# devmemsim does not model (each node has one NIC port, cabled to the other
+# node's; no switch ASIC, e-switch or SR-IOV).
+EXCLUDED = {
+    "hw/devlink_rate_cross_esw.py": "needs two PFs of one chip in switchdev mode behind a bond (an e-switch)",
+    "hw/devlink_rate_tc_bw.py": "needs SR-IOV VFs, their representors and devlink-rate TC shaping (an e-switch)",
+    "hw/hw_stats_l3.sh": "needs a switch ASIC with router-interface L3 counters (mlxsw)",
+    "hw/hw_stats_l3_gre.sh": "needs a switch ASIC that offloads GRE tunnels, with L3 counters",
+    "hw/ethtool.sh": "needs two local ports cabled to each other (link mode autonegotiation)",
+    "hw/ethtool_extended_state.sh": "needs two local ports cabled to each other and one without cable",
+    "hw/ethtool_mm.sh": "needs two local ports cabled to each other with MAC Merge (802.3br)",
+    "hw/loopback.sh": "needs two local ports cabled to each other",
+    "hw/devlink_port_split.py": "needs devlink ports with lanes to split (a switch ASIC; TEST_PROGS_EXTENDED)",
+}
+DEFAULT_TIMEOUT = 45  # kselftest_default_timeout (kselftest/runner.sh)
+NO_TIMEOUT_LIMIT = 1800  # host-side limit of a file whose settings say timeout=0
+HOST_MARGIN = 60  # host-side limit above the guest's own timeout
+CHECK_LIMIT = 30.0  # host-side limit of a node check (taint, peer)
+CONSOLE_TAIL = 40  # lines of a dead node's console shown
+NODE_CONFIG = ROOT / "configs" / "node" / "default.toml"
+# The data interface: the one dmsnic drives (devmemsim-init gave it its addresses).
+FIND_NETIF = ("for d in /sys/class/net/*; do drv=$(readlink $d/device/driver) || continue; "
+              "[ \"${drv##*/}\" = dmsnic ] && echo ${d##*/} && exit 0; done; exit 1")
+MARK = "devmemsim-mark"  # node0's script reports uptime and taint on stderr with it
+
+
+@dataclass
+class TestFile:
+    rel: str  # under SELFTESTS/NET, e.g. hw/devmem.py
+    timeout: int  # seconds, 0 = none
+
+    @property
+    def collection(self) -> str:
+        return str(Path(NET) / Path(self.rel).parent).rstrip("/.")
+
+    @property
+    def name(self) -> str:
+        return Path(self.rel).name
+
+    @property
+    def test(self) -> str:
+        return f"{self.collection}:{self.name}"
+
+    @property
+    def host_limit(self) -> float:
+        return self.timeout + HOST_MARGIN if self.timeout else NO_TIMEOUT_LIMIT
+
+
+# ---- which files ----------------------------------------------------------
+
+def makefile_list(makefile: Path, var: str) -> list:
+    """The words a Makefile assigns to var (:=, = or +=), without make
+    expansions: TEST_PROGS of a selftest directory."""
+    try:
+        text = makefile.read_text(errors="replace").replace("\\\n", " ")
+    except OSError:
+        return []
+    words = []
+    for line in text.splitlines():
+        m = re.match(rf"^{var}\s*(?::=|\+=|=)(.*)$", line)
+        if m:
+            words += [w for w in m.group(1).split("#", 1)[0].split() if "$" not in w]
+    return words
+
+
+def test_progs(d: Path) -> list:
+    mk = d / "Makefile"
+    return makefile_list(mk, "TEST_PROGS") + makefile_list(mk, "TEST_PROGS_EXTENDED")
+
+
+def settings_timeout(d: Path) -> int:
+    """The timeout a directory's `settings` file gives its tests."""
+    try:
+        for line in (d / "settings").read_text().splitlines():
+            key, _, value = line.partition("=")
+            if key.strip() == "timeout" and value.strip().isdigit():
+                return int(value)
+    except OSError:
+        pass
+    return DEFAULT_TIMEOUT
+
+
+def default_set(base: Path) -> list:
+    rels = []
+    for d in DEFAULT_DIRS:
+        rels += [str(Path(d) / f) for f in makefile_list(base / d / "Makefile", "TEST_PROGS")]
+    return [r for r in rels if r not in EXCLUDED]
+
+
+def check_tree(tree: Path) -> Path:
+    """tree's drivers/net selftest directory, or UsageError."""
+    base = tree / SELFTESTS / NET
+    if not (base / "Makefile").is_file():
+        raise UsageError(f"{tree}: has no {SELFTESTS}/{NET}/Makefile")
+    return base
+
+
+def resolve(tree: Path, names: list) -> list:
+    """The TestFiles TEST arguments name (paths under drivers/net, a leading
+    tools/testing/selftests/drivers/net/ allowed), or the default set."""
+    base = check_tree(tree)
+    rels = []
+    for name in names:
+        rel = name.removeprefix(f"{SELFTESTS}/").removeprefix(f"{NET}/")
+        path = (base / rel).resolve()
+        if not path.is_relative_to(base.resolve()) or not path.is_file():
+            raise UsageError(f"{name}: no such test in {base}")
+        rel = str(path.relative_to(base.resolve()))
+        if path.name not in test_progs(path.parent):
+            raise UsageError(f"{name}: not a test program of {NET}/{Path(rel).parent}/Makefile".replace("/./", "/"))
+        rels.append(rel)
+    rels = rels or default_set(base)
+    return [TestFile(rel, settings_timeout((base / rel).parent)) for rel in dict.fromkeys(rels)]
+
+
+def pinned_tree() -> Path:
+    """The pinned kernel's source tree (fetched once into the cache)."""
+    out = build.run([build.SCRIPTS / "fetch-linux.sh", cache_dir()], "fetching Linux", capture=True,
+                    logname="fetch-linux")
+    return Path(out)
+
+
+def excluded_table() -> str:
+    return "\n".join(f"  {rel:32} {why}" for rel, why in EXCLUDED.items())
+
+
+# ---- running commands with a host-side limit ------------------------------
+
+class Lines:
+    """A stream the agent writes bytes to, handed on a line at a time."""
+
+    def __init__(self, on_line):
+        self.on_line = on_line
+        self.buf = b""
+
+    def write(self, data: bytes):
+        self.buf += data
+        while b"\n" in self.buf:
+            line, self.buf = self.buf.split(b"\n", 1)
+            self.on_line(line.decode(errors="replace"))
+
+    def flush(self):
+        pass
+
+    def close(self):
+        if self.buf:
+            self.on_line(self.buf.decode(errors="replace"))
+        self.buf = b""
+
+
+def exec_limited(agent: Agent, argv: list, out, err, limit: float):
+    """Run argv through agent, giving up after limit seconds: (status, why);
+    status None when the node did not answer (why says how)."""
+    result = {}
+
+    def target():
+        try:
+            result["status"] = agent.exec(argv, out=out, err=err)
+        except (Failure, OSError) as e:
+            result["why"] = str(e)
+
+    t = threading.Thread(target=target, daemon=True)
+    t.start()
+    t.join(limit)
+    if t.is_alive():
+        try:  # wakes the reader up: it sees the connection end
+            agent.sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+        t.join(10.0)
+        return None, f"no answer from the node for {limit:.0f} s"
+    return result.get("status"), result.get("why", "")
+
+
+# ---- the cluster the files run on ----------------------------------------
+
+# node0 reaches node1 over the data link (IPv4, IPv6) and by ssh, which also
+# leaves the master connection the tests' ssh commands reuse (ssh config).
+PEER_CHECK = """\
+ok() {{ for i in $(seq 60); do "$@" >/dev/null 2>&1 && return 0; sleep 0.5; done; echo "failed: $*"; exit 1; }}
+ok ping -c1 -W1 {v4}
+ok ping -6 -c1 -W1 {v6}
+ok ssh {v4} true
+echo "netif=$({find})"
+[ -x {root}/run_kselftest.sh ] && grep -q . {root}/kselftest-list.txt && echo runner=1
+echo "taint=$(cat /proc/sys/kernel/tainted)"
+"""
+
+
+class Session:
+    """A cluster booted for the run, and booted again after a node died.
+    keep: where the consoles of every boot are appended (path prefix) or None."""
+
+    def __init__(self, art, nodes: int, guest_root: str, keep):
+        self.art, self.nodes, self.guest_root, self.keep = art, nodes, guest_root, keep
+        self.boots = 0
+        self.cl = None
+        self.dead = False
+        self.runner = False  # run_kselftest.sh is on the payload
+        self.env, self.marks, self.taint = {}, {}, {}
+        for node in self.node_names() if keep else ():
+            Path(f"{keep}.{node}.console").unlink(missing_ok=True)
+
+    def node_names(self) -> list:
+        return [f"node{i}" for i in range(self.nodes)]
+
+    def console(self, node: str) -> Path:
+        return self.cl.dir / f"{node}.console"
+
+    def boot(self) -> list:
+        """Boot (again) and set node0 up as the runner; the problems the boot
+        logged (kernel complaints). Raises Failure if it does not come up."""
+        self.close()
+        self.cl = Cluster(f"kselftest-{os.getpid()}-{self.boots}")
+        self.boots += 1
+        self.dead = False
+        self.cl.boot(self.art, self.nodes, str(NODE_CONFIG), [], Machine())
+        self.marks = {n: 0 for n in self.node_names()}
+        facts = dict(line.split("=", 1) for line in self.sh("node0", PEER_CHECK.format(
+            v4=data_addr(1), v6=data_addr6(1), find=FIND_NETIF, root=self.guest_root), limit=120).split()
+            if "=" in line)
+        self.runner = facts.get("runner") == "1"
+        self.taint = {"node0": int(facts["taint"])}
+        for node in self.node_names()[1:]:
+            self.taint[node] = int(self.sh(node, "cat /proc/sys/kernel/tainted"))
+        self.env = {"NETIF": facts["netif"], "LOCAL_V4": data_addr(0), "REMOTE_V4": data_addr(1),
+                    "LOCAL_V6": data_addr6(0), "REMOTE_V6": data_addr6(1),
+                    "REMOTE_TYPE": "ssh", "REMOTE_ARGS": data_addr(1)}
+        problems = []
+        for node in self.node_names():
+            problems += self.console_problems(node)
+        return problems
+
+    def sh(self, node: str, script: str, limit: float = CHECK_LIMIT, check: bool = True) -> str:
+        """A shell script's stdout on a node; Failure if the node does not
+        answer in time or (with check) the script fails."""
+        chunks, errs = [], []
+        out, err = Lines(chunks.append), Lines(errs.append)
+        agent = self.cl.agent(node)
+        try:
+            status, why = exec_limited(agent, ["sh", "-c", script], out, err, limit)
+        finally:
+            agent.close()
+        out.close()
+        err.close()
+        if status is None or (check and status):
+            raise Failure(f"{node}: {why or 'exit ' + str(status)}: {' '.join(errs + chunks)[-500:]}")
+        return "\n".join(chunks)
+
+    def console_problems(self, node: str) -> list:
+        """Kernel complaints in what node's console got since the last look."""
+        text, self.marks[node] = console.read_from(self.console(node), self.marks[node])
+        report = console.report(text)
+        if not report:
+            return []
+        return [ktap.Problem("kernel", f"{node}: kernel: {report.splitlines()[0].strip()[:200]}", report, node)]
+
+    def taint_problem(self, node: str, new: int) -> list:
+        old, self.taint[node] = self.taint[node], new
+        if new & ~old:
+            flags = console.taint_flags
+            return [ktap.Problem("taint", f"{node}: kernel tainted: '{flags(old)}' -> '{flags(new)}' "
+                                          f"({old} -> {new})", node=node)]
+        return []
+
+    def close(self):
+        """Power the cluster off; its consoles go to keep first."""
+        if not self.cl:
+            return
+        self.cl.stop(quiet=True)
+        if self.keep:
+            for node in self.node_names():
+                with open(f"{self.keep}.{node}.console", "ab") as f:
+                    f.write(f"==== devmemsim kselftest: {self.cl.name} (boot {self.boots}) ====\n".encode())
+                    try:
+                        f.write(self.console(node).read_bytes())
+                    except OSError:
+                        pass
+        self.cl.cleanup()
+        self.cl = None
+
+    def script(self, tf: TestFile) -> str:
+        """node0's shell script for a file: kselftest's runner or the file
+        itself under timeout(1), between two marks (uptime, taint)."""
+        if self.runner:
+            cmd = f"cd {self.guest_root} && ./run_kselftest.sh -t {tf.test}"
+        else:
+            name = shlex.quote(tf.name)
+            limit = f"timeout -k 10 {tf.timeout} " if tf.timeout else ""
+            cmd = (f"cd {self.guest_root}/{tf.collection} && [ -e {name} ] || "
+                   f"{{ echo '{tf.test} is not on the payload'; exit 127; }}\n"
+                   f"if [ -x {name} ]; then set -- ./{name}; else set -- $(sed -n '1s/^#!//p' {name}) ./{name}; fi\n"
+                   f'{limit}"$@"')
+        env = " ".join(f"{k}={shlex.quote(v)}" for k, v in self.env.items())
+        return (f"mark() {{ read -r up _ </proc/uptime; t=$(cat /proc/sys/kernel/tainted); "
+                f"echo \"{MARK} $1 $up $t\" >&2; }}\n"
+                f"export {env} PYTHONUNBUFFERED=1 PYTHONPYCACHEPREFIX=/tmp/pycache\n"
+                f"mark start\n(\n{cmd}\n) 2>&1\nrc=$?\nmark end\nexit $rc\n")
+
+    def run_file(self, tf: TestFile, on_case) -> ktap.FileResult:
+        """Run one file on node0; on_case(tf, case) as each case ends."""
+        res = ktap.FileResult(tf.test)
+        parser = ktap.Parser(1 if self.runner else 0)
+        marks, said = {}, []
+
+        def on_line(line):
+            case = parser.feed(line)
+            if case:
+                on_case(tf, case)
+
+        def on_err(line):
+            m = re.match(rf"^{MARK} (\w+) ([\d.]+) (\d+)$", line)
+            if m:
+                marks[m.group(1)] = (float(m.group(2)), int(m.group(3)))
+            else:  # the agent's own words
+                said.append(line)
+
+        started = time.monotonic()
+        out, err = Lines(on_line), Lines(on_err)
+        try:
+            agent = self.cl.agent("node0")
+        except Failure as e:
+            status, why = None, str(e)
+        else:
+            status, why = exec_limited(agent, ["sh", "-c", self.script(tf)], out, err, tf.host_limit)
+            agent.close()
+        out.close()
+        err.close()
+        if "start" in marks and "end" in marks:
+            res.run_seconds = marks["end"][0] - marks["start"][0]
+        timed_out = bool(tf.timeout) and status in (124, 137) and res.run_seconds >= tf.timeout - 1
+        self.check_nodes(res, marks, why if status is None else "")
+        ktap.finish(res, parser, status, timed_out)
+        res.seconds = time.monotonic() - started
+        return res
+
+    def check_nodes(self, res: ktap.FileResult, marks: dict, node0_silent: str) -> None:
+        """After a file: each node's new console lines, taint and life."""
+        for node in self.node_names():
+            why = node0_silent if node == "node0" else ""
+            taint = marks.get("end", (0, None))[1] if node == "node0" else None
+            if not why and node != "node0":
+                try:
+                    taint = int(self.sh(node, "cat /proc/sys/kernel/tainted"))
+                except (Failure, ValueError) as e:
+                    why = str(e)
+            if not why and not self.cl.pid(node):
+                why = "QEMU exited"
+            res.problems += self.console_problems(node)
+            if why:
+                self.dead = True
+                alive = "its QEMU exited" if not self.cl.pid(node) else "its agent is silent"
+                res.problems.append(ktap.Problem("node", f"{node} died ({alive}): {why}",
+                                                 console.tail(self.console(node), CONSOLE_TAIL), node))
+            elif taint is not None:
+                res.problems += self.taint_problem(node, taint)
+
+
+# ---- the run ----------------------------------------------------------------
+
+RESULT_WORDS = {"ok": "ok", "fail": "FAIL", "skip": "skip", "xfail": "xfail"}
+
+
+def show_case(tf: TestFile, case: ktap.Case) -> None:
+    why = f": {case.reason}" if case.reason else ""
+    print(f"  {RESULT_WORDS[case.result]:5} {tf.rel} {case.name}{why} ({case.seconds:.1f} s)", flush=True)
+
+
+def show_file(tf: TestFile, res: ktap.FileResult) -> None:
+    for p in res.problems:
+        print(f"  FAIL  {tf.rel}: {p.message}")
+        if p.detail:
+            print("        " + "\n        ".join(p.detail.splitlines()))
+    print(f"{tf.rel}: {res.status.upper() if res.status == 'fail' else res.status} in {res.seconds:.1f} s "
+          f"(test {res.run_seconds:.1f} s, around it {res.seconds - res.run_seconds:.1f} s)", flush=True)
+
+
+def table(results: list) -> str:
+    """The summary: file, case, result and reason, one case a line."""
+    rows = [("FILE", "CASE", "RESULT", "REASON")]
+    for res in results:
+        for c in res.cases:
+            rows.append((res.test, c.name, c.result, c.reason))
+        for p in res.problems:
+            rows.append((res.test, f"({p.kind})", "fail", p.message))
+    width = [max(len(r[i]) for r in rows) for i in range(3)]
+    return "\n".join(f"{a:{width[0]}}  {b:{width[1]}}  {c:{width[2]}}  {d[:120]}".rstrip() for a, b, c, d in rows)
+
+
+def boot_result(problems: list, boot: int) -> ktap.FileResult:
+    """What a boot logged that fails the run, as a file of its own."""
+    res = ktap.FileResult(f"devmemsim:boot-{boot}" if boot else "devmemsim:boot", problems=problems)
+    res.status, res.reason = "fail", problems[0].message
+    return res
+
+
+def not_run(tf: TestFile, why: str) -> ktap.FileResult:
+    return ktap.FileResult(tf.test, reason=why, problems=[ktap.Problem("node", why)])
+
+
+def run_files(session: Session, files: list, results: list) -> float:
+    """Boot, run every file (booting again after a node died); results
+    collect as they come. Returns the seconds from boot to the first test."""
+    started = time.monotonic()
+    try:
+        problems = session.boot()
+    except Failure as e:
+        raise TreeBroken(f"the kernel did not boot: {e}") from None
+    if problems:
+        results.append(boot_result(problems, 0))
+    first = time.monotonic() - started
+    for i, tf in enumerate(files):
+        if session.dead:
+            log(f"a node died: booting the cluster again for {tf.rel}")
+            try:
+                problems = session.boot()
+            except Failure as e:
+                results += [not_run(left, f"the cluster did not boot again: {e}") for left in files[i:]]
+                break
+            if problems:
+                results.append(boot_result(problems, session.boots - 1))
+        print(f"{tf.rel}: running on node0 (timeout {tf.timeout or 'none'}"
+              f"{', run_kselftest.sh' if session.runner else ''})", flush=True)
+        res = session.run_file(tf, show_case)
+        results.append(res)
+        show_file(tf, res)
+    return first
+
+
+@dataclass
+class Outputs:
+    ktap: str = ""
+    junit: str = ""
+    json: str = ""
+
+    def consoles_prefix(self) -> str:
+        """Where the consoles are kept: beside the JSON summary, if any."""
+        return str(Path(self.json).with_suffix("")) if self.json else ""
+
+
+def run(kbuild, files: list, nodes: int, outputs: Outputs) -> int:
+    """Run files on a cluster booted from kbuild (build.KselftestBuild);
+    exit status: 0 all passed (skips allowed), 1 a failure."""
+    keep = outputs.consoles_prefix()
+    session = Session(kbuild.artifacts, nodes, kbuild.guest_root, keep)
+    results, first = [], None
+    try:
+        first = run_files(session, files, results)
+    finally:
+        session.close()
+        meta = {
+            "kernel": kbuild.artifacts.kernel_version, "tree": str(kbuild.tree), "guest_root": kbuild.guest_root,
+            "config_missing": kbuild.config_missing, "helpers_missing": kbuild.helpers_missing,
+            "build_seconds": kbuild.seconds, "nodes": nodes,
+            "runner": "run_kselftest.sh" if session.runner else "direct",
+            "boot_to_first_test_seconds": round(first, 2) if first is not None else None,
+            "consoles": {n: f"{keep}.{n}.console" for n in session.node_names()} if keep else {},
+        }
+        write_outputs(outputs, results, meta)
+    print(f"\n{table(results)}\n")
+    t = ktap.totals(results)
+    overhead = [r.seconds - r.run_seconds for r in results if r.run_seconds]
+    print(f"files: {t['files']['ok']} ok, {t['files']['fail']} failed, {t['files']['skip']} skipped; cases: "
+          + ", ".join(f"{v} {k}" for k, v in t["cases"].items()))
+    print(f"boot to first test {first:.1f} s; per file around the test "
+          f"{sum(overhead) / len(overhead) if overhead else 0:.1f} s (mean of {len(overhead)})")
+    return 1 if t["files"]["fail"] else 0
+
+
+def write_outputs(outputs: Outputs, results: list, meta: dict) -> None:
+    if outputs.ktap:
+        ktap.write_ktap(outputs.ktap, results)
+    if outputs.junit:
+        ktap.write_junit(outputs.junit, results, {k: meta[k] for k in ("kernel", "tree", "runner")})
+    if outputs.json:
+        ktap.write_json(outputs.json, results, meta)
