@@ -233,8 +233,8 @@ class DevmemUpstream(TwoNodes):
         self.assertEqual(err.count("tx complete"), lines)
 
     def test_30_devmem_py(self):
-        # node0 runs it; node1 is its ssh remote (payload key, sshd on every node).
-        self.sh(0, "mkdir -p /root/.ssh && cp /opt/devmemsim/ssh/config /root/.ssh/config")
+        # node0 runs it; node1 is its ssh remote (payload key and client
+        # config, sshd on every node: devmemsim-init).
         self.sh(0, f"for i in $(seq 30); do ssh {ADDR[1]} true && exit 0; sleep 1; done; exit 1", timeout=120)
         env = (f"NETIF={IF} LOCAL_V4={ADDR[0]} REMOTE_V4={ADDR[1]} REMOTE_TYPE=ssh REMOTE_ARGS={ADDR[1]} "
                "PYTHONPYCACHEPREFIX=/tmp/pycache")
