@@ -135,6 +135,10 @@ first_error() {
 	tail -n 20 "$buildlog" >&2
 	die "the kselftest install made no kselftest-list.txt; full log in $buildlog"
 }
+# The install ignored errors: every test it lists must be there.
+while IFS=: read -r dir test; do
+	[ -e "$inst/$dir/$test" ] || die "the install lacks $dir/$test; full log in $buildlog"
+done <"$inst/kselftest-list.txt"
 : >"$missingf"
 built=0
 for dir in $targets; do
