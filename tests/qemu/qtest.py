@@ -17,7 +17,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tools"))
 from devmemsim import topology  # noqa: E402
-from devmemsim.paths import qemu_binary  # noqa: E402
+from devmemsim.paths import qemu_binary, qemu_env  # noqa: E402
 
 QEMU = qemu_binary()
 # The PCIe switch the CLI gives a node: the NIC goes on NIC_PORT, the GPU on GPU_PORT.
@@ -44,7 +44,7 @@ class QTest:
              "-object", node,
              *(["-qmp", f"unix:{os.path.join(self.dir, 'qmp.sock')},server=on,wait=off"] if qmp else []),
              *args],
-            stdin=subprocess.DEVNULL, stdout=self.log, stderr=subprocess.STDOUT)
+            stdin=subprocess.DEVNULL, stdout=self.log, stderr=subprocess.STDOUT, env=qemu_env())
         srv.settimeout(0.2)
         deadline = time.monotonic() + 60
         try:

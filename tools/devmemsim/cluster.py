@@ -26,7 +26,7 @@ from . import addressing, topology
 from .agent import Agent
 from .build import Artifacts
 from .errors import Failure, UsageError, log
-from .paths import BUILD, run_root
+from .paths import BUILD, qemu_env, run_root
 
 BOOT_TIMEOUT = 300.0  # TCG boots in ~10-30 s; a loaded machine is slower
 # A kernel with kmemleak (the debug flavour) scans before it powers off, so
@@ -229,7 +229,8 @@ class Cluster:
         (self.dir / f"{spec.name}.cmdline").write_text(" ".join(argv) + "\n")
         logf = open(self.dir / f"{spec.name}.log", "w")
         try:
-            p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=logf, stderr=subprocess.STDOUT, start_new_session=True)
+            p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=logf, stderr=subprocess.STDOUT,
+                                 start_new_session=True, env=qemu_env())
         finally:
             logf.close()
         (self.dir / f"{spec.name}.pid").write_text(str(p.pid))

@@ -27,6 +27,18 @@ def qemu_binary() -> Path:
     return qemu_work() / "bin" / "qemu-system-x86_64"
 
 
+def qemu_env() -> dict:
+    """The environment QEMU runs in: this checkout's model library first.
+
+    The cached QEMU finds libdevmemsim.so by its RUNPATH in the cache, a
+    copy of whichever checkout built QEMU last; two checkouts (a worktree,
+    a clone) sharing the cache would otherwise run each other's model."""
+    env = dict(os.environ)
+    lib = str(BUILD / "sysc-model")
+    env["LD_LIBRARY_PATH"] = ":".join(filter(None, [lib, env.get("LD_LIBRARY_PATH")]))
+    return env
+
+
 def run_root() -> Path:
     """Per-cluster run directories (sockets, consoles, logs).
 
