@@ -63,6 +63,21 @@ class BadInput(unittest.TestCase):
     def test_stop_without_cluster(self):
         self.assertOneLineError(cli("stop", "--name", "no-such-cluster"), "is not running")
 
+    # kselftest checks its command line before building anything.
+    def test_kselftest_unknown_test(self):
+        self.assertOneLineError(cli("kselftest", "hw/no-such-test.py"), "hw/no-such-test.py")
+
+    def test_kselftest_tree_that_is_no_kernel_tree(self):
+        with tempfile.TemporaryDirectory() as d:
+            self.assertOneLineError(cli("kselftest", "--kernel-tree", d, "hw/devmem.py"), d)
+
+    def test_kselftest_missing_config_fragment(self):
+        self.assertOneLineError(cli("kselftest", "--config", "/nonexistent/extra.config", "hw/devmem.py"),
+                                "/nonexistent/extra.config")
+
+    def test_kselftest_needs_two_nodes(self):
+        self.assertOneLineError(cli("kselftest", "--nodes", "1", "hw/devmem.py"), "--nodes 1")
+
 
 if __name__ == "__main__":
     unittest.main(verbosity=2)
