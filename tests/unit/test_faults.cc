@@ -208,6 +208,34 @@ TEST(Faults, CorruptionIsCaughtByTheChecksum)
 	EXPECT_EQ(f.counters().rx_corrupted, 200u);
 }
 
+// A frame hit on its way out (the sender's tx_corrupt) and again on its way
+// in (the receiver's rx_corrupt) still fails its checksum: a second flip of
+// the same bit of a 16-bit word in the other direction would cancel the
+// first in the ones'-complement sum, and the receiver would take two wrong
+// bits for good data.
+TEST(Faults, TwiceCorruptedFrameFailsTheChecksum)
+{
+	Faults &out = pool(0), &in = pool(1);
+	out.configure(settings("seed=7 tx_corrupt_rate=1"));
+	in.configure(settings("seed=8 rx_corrupt_rate=1"));
+	out.reset_counters();
+	in.reset_counters();
+	const int n = 4000;
+	int passed = 0;
+	for (int i = 0; i < n; i++) {
+		// Payloads of varied bytes, so that flips go both ways.
+		std::vector<uint8_t> frame = tcp_frame(64 + i % 1400);
+		const uint8_t *sent = out.tx_frame(frame.data(), frame.size());
+		std::vector<uint8_t> wire(sent, sent + frame.size());
+		auto got = offer(in, wire, 1).at(0);
+		passed += devmemsim::l4_csum_ok(got.data(),
+						devmemsim::parse_frame(got.data(), got.size()));
+	}
+	EXPECT_EQ(passed, 0);
+	EXPECT_EQ(out.counters().tx_corrupted, uint64_t(n));
+	EXPECT_EQ(in.counters().rx_corrupted, uint64_t(n));
+}
+
 // A frame the NIC refuses keeps its verdict: back-pressure changes no fault.
 TEST(Faults, RefusedFrameKeepsItsVerdict)
 {

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <sstream>
 
+#include "nic/csum.h"
+#include "nic/parser.h"
 #include "sim/kernel.h"
 
 namespace devmemsim
@@ -75,14 +77,32 @@ uint64_t mix64(uint64_t z)
 	return z ^ (z >> 31);
 }
 
+// True if the frame's TCP/UDP checksum (and IPv4 header checksum) verify.
+bool csum_verifies(const std::vector<uint8_t> &frame)
+{
+	Parsed p = parse_frame(frame.data(), frame.size());
+	return p.l4 != L4::None && l4_csum_ok(frame.data(), p);
+}
+
 // Flip one bit of the corruptible part of copy; false if it has none.
+//
+// One flip always changes the ones'-complement sum, but a frame may come
+// corrupted already (the sender's tx_corrupt, then the receiver's
+// rx_corrupt): flipping the same bit of a 16-bit word in the other
+// direction cancels that and the frame passes its checksum with two wrong
+// bits. Then the neighbouring bit of the same byte goes instead: two flips
+// of different word bits change the sum by a nonzero amount.
 bool flip_bit(std::vector<uint8_t> &copy, uint64_t where)
 {
 	auto [lo, hi] = corruptible(copy.data(), copy.size());
 	if (lo >= hi)
 		return false;
 	uint64_t bit = where % (uint64_t(hi - lo) * 8);
-	copy[lo + bit / 8] ^= static_cast<uint8_t>(1u << (bit % 8));
+	uint8_t &byte = copy[lo + bit / 8];
+	const uint8_t mask = static_cast<uint8_t>(1u << (bit % 8));
+	byte ^= mask;
+	if (csum_verifies(copy))
+		byte ^= static_cast<uint8_t>(mask | (1u << ((bit % 8) ^ 1)));
 	return true;
 }
 
