@@ -9,8 +9,10 @@ receiving NIC's checksum (ethtool -S csum_bad).
 
 At run time (the devmemsim-node object's `faults` property over QMP): the
 link flapping under a transfer, MSIs delivered late, NIC DMA errors reported
-by the driver with traffic flowing again once they stop, GPU engine errors
-and lost GPU interrupts reported or survived by dmsgpu.
+by the driver with traffic flowing again once they stop, NIC ring DMA faults
+(the device stops the ring) recovered by dmsnic restarting the queue pair
+under a transfer, GPU engine errors and lost GPU interrupts reported or
+survived by dmsgpu.
 
 Every test ends with both nodes clean: no page pool or dma-buf binding left,
 every dmsgpu buffer back, nothing in dmesg that KERNEL_COMPLAINTS names.
@@ -165,8 +167,7 @@ class Faults(TwoNodes):
 
     def test_nic_dma_errors_reported_and_recovered(self):
         rx_err = self.ethtool(1, "hw_rx_dma_err")
-        # Frame data only: a failed ring access loses a completion, which
-        # dmsnic cannot recover from yet (see nic_dma_error_rings).
+        # Frame data only (ring faults: test_nic_ring_dma_faults_restart_queues).
         self.set_faults(1, "seed=3 nic_dma_error_rate=0.005 nic_dma_error_rings=false")
         self.transfer(5430, 8 * MiB, mode="bounce", timeout=180)
         injected = self.faults(1)["nic_dma_errors"]
@@ -179,6 +180,34 @@ class Faults(TwoNodes):
         self.assertGreater(reported, 0)
         # Traffic flows again, devmem included.
         self.transfer(5431, 8 * MiB)
+        self.assert_both_clean()
+
+    def test_nic_ring_dma_faults_restart_queues(self):
+        restarts = [self.ethtool(n, "fault_restarts") for n in (0, 1)]
+        ring_faults = [self.ethtool(n, "hw_ring_dma_err") for n in (0, 1)]
+        # Descriptor and completion ring accesses fail too: each such fault
+        # stops that ring (no completion for the faulted work) and only a
+        # restart of its queue pair lets the transfer go on.
+        for node in (0, 1):
+            self.set_faults(node, f"seed={11 + node} nic_dma_error_rate=0.0005 "
+                                  "nic_dma_error_rings=true")
+        self.transfer(5440, 8 * MiB, mode="bounce", timeout=240)
+        self.transfer(5441, 8 * MiB, timeout=240)
+        for node in (0, 1):
+            self.set_faults(node, "")
+        faulted = [self.ethtool(n, "hw_ring_dma_err") - ring_faults[n] for n in (0, 1)]
+        restarted = [self.ethtool(n, "fault_restarts") - restarts[n] for n in (0, 1)]
+        self.assertGreater(sum(faulted), 0, faulted)
+        # One restart per stopped pair (both rings of a pair may stop first).
+        for node in (0, 1):
+            self.assertGreaterEqual(faulted[node], restarted[node], (faulted, restarted))
+            self.assertEqual(restarted[node] > 0, faulted[node] > 0, (faulted, restarted))
+            dmesg = self.new_dmesg(node)
+            self.assertNotIn("stays down", dmesg)
+            self.assertEqual(dmesg.count("restarted after a ring DMA fault") > 0,
+                             restarted[node] > 0, dmesg)
+        # Every pair runs again: a transfer on fresh connections.
+        self.transfer(5442, 4 * MiB)
         self.assert_both_clean()
 
     def test_gpu_engine_errors_and_lost_interrupts(self):
