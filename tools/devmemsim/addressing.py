@@ -51,6 +51,9 @@ DATA = Link("devmemsim-nic", "data", 0xd5, "10.10.0", "fd10:10")
 # Extra links two nodes get with `boot --compare-nics` (the NIC benchmark).
 COMPARE = (Link("e1000e", "e1000e", 0xe1, "10.11.0"),
            Link("virtio-net-pci", "virtio", 0xf1, "10.12.0"))
+# Per node, an IPv6 /64 of its own behind it (the selftests' LOCAL_PREFIX_V6:
+# addresses for netkit containers the peer routes to via the node).
+CONTAINER_NET6 = "fd10:20"
 # The management NIC (QEMU user networking, one per node, never shared).
 MGMT_MAC_BYTE = 0xff
 
@@ -72,6 +75,11 @@ def node_index(node) -> int:
 def data_addr(node) -> str:
     """Node's address on the data link (node name or index)."""
     return DATA.addr(node_index(node))
+
+
+def container_prefix6(node) -> str:
+    """Node's IPv6 prefix for containers behind it (node name or index)."""
+    return f"{CONTAINER_NET6}:{node_index(node):x}::/{PREFIX_LEN6}"
 
 
 def data_addr6(node) -> str:

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import build, console, ktap
-from .addressing import data_addr, data_addr6
+from .addressing import container_prefix6, data_addr, data_addr6
 from .agent import Agent
 from .cluster import Cluster, Machine
 from .errors import Failure, TreeBroken, UsageError, log
@@ -52,7 +52,17 @@ NODE_CONFIG = ROOT / "configs" / "node" / "default.toml"
 # The data interface: the one dmsnic drives (devmemsim-init gave it its addresses).
 FIND_NETIF = ("for d in /sys/class/net/*; do drv=$(readlink $d/device/driver) || continue; "
               "[ \"${drv##*/}\" = dmsnic ] && echo ${d##*/} && exit 0; done; exit 1")
-MARK = "devmemsim-mark"  # node0's script reports uptime and taint on stderr with it
+# The remote's data interface gets a name of its own: the forwarding
+# library's tests (ethtool_rmon.sh, ...) refuse a remote named like NETIF.
+REMOTE_NETIF = "dms-remote"
+RENAME_REMOTE = """\
+d=$({find}) || exit 1
+[ "$d" = {name} ] && exit 0
+sysctl -qw net.ipv6.conf.$d.keep_addr_on_down=1
+ip link set dev $d down && ip link set dev $d name {name} && ip link set dev {name} up
+"""
+MARK = "devmemsim-mark"
+AGENT_NOISE = "dms-agent: host "  # the agent's console lines as hosts come and go  # node0's script reports uptime and taint on stderr with it
 
 
 @dataclass
@@ -247,6 +257,7 @@ class Session:
         self.dead = False
         self.cl.boot(self.art, self.nodes, str(NODE_CONFIG), [], Machine())
         self.marks = {n: 0 for n in self.node_names()}
+        self.sh("node1", RENAME_REMOTE.format(find=FIND_NETIF, name=REMOTE_NETIF))
         facts = dict(line.split("=", 1) for line in self.sh("node0", PEER_CHECK.format(
             v4=data_addr(1), v6=data_addr6(1), find=FIND_NETIF, root=self.guest_root), limit=120).split()
             if "=" in line)
@@ -255,7 +266,7 @@ class Session:
         for node in self.node_names()[1:]:
             self.taint[node] = int(self.sh(node, "cat /proc/sys/kernel/tainted"))
         self.env = {"NETIF": facts["netif"], "LOCAL_V4": data_addr(0), "REMOTE_V4": data_addr(1),
-                    "LOCAL_V6": data_addr6(0), "REMOTE_V6": data_addr6(1),
+                    "LOCAL_V6": data_addr6(0), "REMOTE_V6": data_addr6(1), "LOCAL_PREFIX_V6": container_prefix6(0),
                     "REMOTE_TYPE": "ssh", "REMOTE_ARGS": data_addr(1)}
         problems = []
         for node in self.node_names():
@@ -267,6 +278,8 @@ class Session:
         answer in time or (with check) the script fails."""
         chunks, errs = [], []
         out, err = Lines(chunks.append), Lines(errs.append)
+        if not self.cl.pid(node):
+            raise Failure(f"{node}: QEMU exited")
         agent = self.cl.agent(node)
         try:
             status, why = exec_limited(agent, ["sh", "-c", script], out, err, limit)
@@ -281,7 +294,7 @@ class Session:
     def console_problems(self, node: str) -> list:
         """Kernel complaints in what node's console got since the last look."""
         text, self.marks[node] = console.read_from(self.console(node), self.marks[node])
-        report = console.report(text)
+        report = console.report("\n".join(line for line in text.splitlines() if not line.startswith(AGENT_NOISE)))
         if not report:
             return []
         return [ktap.Problem("kernel", f"{node}: kernel: {report.splitlines()[0].strip()[:200]}", report, node)]
@@ -350,7 +363,7 @@ class Session:
         out, err = Lines(on_line), Lines(on_err)
         try:
             agent = self.cl.agent("node0")
-        except Failure as e:
+        except (Failure, UsageError) as e:
             status, why = None, str(e)
         else:
             status, why = exec_limited(agent, ["sh", "-c", self.script(tf)], out, err, tf.host_limit)
@@ -368,21 +381,24 @@ class Session:
     def check_nodes(self, res: ktap.FileResult, marks: dict, node0_silent: str) -> None:
         """After a file: each node's new console lines, taint and life."""
         for node in self.node_names():
-            why = node0_silent if node == "node0" else ""
-            taint = marks.get("end", (0, None))[1] if node == "node0" else None
-            if not why and node != "node0":
+            res.problems += self.console_problems(node)
+            why, taint = "", None
+            if not self.cl.pid(node):
+                why = "its QEMU exited"
+            elif node == "node0" and node0_silent:
+                why = f"its agent is silent: {node0_silent}"
+            elif node == "node0":
+                taint = marks.get("end", (0, None))[1]
+            else:
                 try:
                     taint = int(self.sh(node, "cat /proc/sys/kernel/tainted"))
                 except (Failure, ValueError) as e:
-                    why = str(e)
-            if not why and not self.cl.pid(node):
-                why = "QEMU exited"
-            res.problems += self.console_problems(node)
+                    why = f"its agent is silent: {e}"
             if why:
                 self.dead = True
-                alive = "its QEMU exited" if not self.cl.pid(node) else "its agent is silent"
-                res.problems.append(ktap.Problem("node", f"{node} died ({alive}): {why}",
-                                                 console.tail(self.console(node), CONSOLE_TAIL), node))
+                lines = console.tail(self.console(node), 4 * CONSOLE_TAIL).splitlines()
+                tail = [line for line in lines if not line.startswith(AGENT_NOISE)][-CONSOLE_TAIL:]
+                res.problems.append(ktap.Problem("node", f"{node} died ({why})", "\n".join(tail), node))
             elif taint is not None:
                 res.problems += self.taint_problem(node, taint)
 
@@ -475,16 +491,19 @@ def run(kbuild, files: list, nodes: int, outputs: Outputs) -> int:
     keep = outputs.consoles_prefix()
     session = Session(kbuild.artifacts, nodes, kbuild.guest_root, keep)
     results, first = [], None
+    started = time.monotonic()
     try:
         first = run_files(session, files, results)
     finally:
         session.close()
+        cluster_seconds = time.monotonic() - started
         meta = {
             "kernel": kbuild.artifacts.kernel_version, "tree": str(kbuild.tree), "guest_root": kbuild.guest_root,
             "config_missing": kbuild.config_missing, "helpers_missing": kbuild.helpers_missing,
             "build_seconds": kbuild.seconds, "nodes": nodes,
             "runner": "run_kselftest.sh" if session.runner else "direct",
             "boot_to_first_test_seconds": round(first, 2) if first is not None else None,
+            "cluster_seconds": round(cluster_seconds, 2),
             "consoles": {n: f"{keep}.{n}.console" for n in session.node_names()} if keep else {},
         }
         write_outputs(outputs, results, meta)
@@ -494,7 +513,8 @@ def run(kbuild, files: list, nodes: int, outputs: Outputs) -> int:
     print(f"files: {t['files']['ok']} ok, {t['files']['fail']} failed, {t['files']['skip']} skipped; cases: "
           + ", ".join(f"{v} {k}" for k, v in t["cases"].items()))
     print(f"boot to first test {first:.1f} s; per file around the test "
-          f"{sum(overhead) / len(overhead) if overhead else 0:.1f} s (mean of {len(overhead)})")
+          f"{sum(overhead) / len(overhead) if overhead else 0:.1f} s (mean of {len(overhead)}); "
+          f"boot to power-off {cluster_seconds:.1f} s")
     return 1 if t["files"]["fail"] else 0
 
 

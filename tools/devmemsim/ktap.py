@@ -28,7 +28,9 @@ RUNNER_CHATTER = re.compile(r"^# (timeout set to \d+|overriding timeout to \d+|s
 # kselftest's exit statuses (kselftest.h) and timeout(1)'s.
 KSFT_PASS, KSFT_FAIL, KSFT_XFAIL, KSFT_XPASS, KSFT_SKIP = 0, 1, 2, 3, 4
 TIMEOUT_STATUS = 124
-NOTES_KEPT = 40  # diagnostic lines kept with a failed case
+# The line of a Python traceback that names the exception.
+RAISED = re.compile(r"^[A-Za-z_][\w.]*(Error|Exception|Ex|Failure|Fail|Exit|Interrupt|Timeout)\b")
+NOTES_KEPT = 200  # diagnostic lines kept with a failed case
 
 
 @dataclass
@@ -117,14 +119,19 @@ def directive_result(ok: bool, directive: str):
 
 
 def failure_reason(notes: list) -> str:
-    """The line of a failed case's log that says why: ksft's "Check failed"
-    or the exception's last line, else the last line."""
-    for marker in ("Check failed", "Exception|"):
-        hits = [n for n in notes if marker in n]
-        if hits:
-            return hits[-1].replace("Exception|", "").strip("# ").strip()[:300]
-    lines = [n.strip("# ").strip() for n in notes if n.strip("# ").strip()]
-    return lines[-1][:300] if lines else ""
+    """The line of a failed case's log that says why: ksft's "Check failed",
+    else the exception's own line (the last unindented line of a traceback
+    ksft printed as "Exception| ...": "SomeError: why"), else the last line."""
+    said = [n.lstrip("# ").strip() for n in notes]
+    checks = [n for n in said if n.startswith("Check failed")]
+    if checks:
+        return checks[-1][:300]
+    raised = [n.partition("Exception|")[2].strip() for n in notes if "Exception|" in n]
+    raised = [r for r in raised if RAISED.match(r)]
+    if raised:
+        return raised[-1][:300]
+    said = [n for n in said if n]
+    return said[-1][:300] if said else ""
 
 
 class Parser:
