@@ -27,6 +27,8 @@ KMEMLEAK_HEADLINES = ("unreferenced object", "new suspected memory leaks")
 # A report is its first line and what follows it, up to this many lines
 # (an oops with its stack trace and module list fits).
 REPORT_LINES = 80
+CUT_HERE = "------------[ cut here ]------------"
+CUT_HERE_BEFORE = 5  # lines a WARN()'s message may take between "cut here" and "WARNING:"
 
 # /proc/sys/kernel/tainted, bit by bit (Documentation/admin-guide/tainted-kernels.rst).
 TAINT_LETTERS = "PFSRMBUDAWCIOELKXTNJ"
@@ -52,14 +54,18 @@ def console_complaints(path):
 
 def report(log, lines=REPORT_LINES):
     """The lines of log from its first complaint on, at most `lines` of
-    them ('' if it has none): the report a reader needs to see."""
+    them ('' if it has none): the report a reader needs to see. A WARN() or
+    BUG() starts at its "cut here" line, a few lines above: its message
+    comes between that and "WARNING: file:line ..." (lib/bug.c)."""
     text = log.splitlines()
     for i, line in enumerate(text):
         if is_complaint(line):
-            cut = text[i:i + lines]
-            if len(text) - i > lines:
-                cut.append(f"[... {len(text) - i - lines} more lines]")
-            return "\n".join(cut)
+            cut = [j for j in range(max(0, i - CUT_HERE_BEFORE), i) if CUT_HERE in text[j]]
+            start = cut[-1] if cut else i
+            shown = text[start:start + lines]
+            if len(text) - start > lines:
+                shown.append(f"[... {len(text) - start - lines} more lines]")
+            return "\n".join(shown)
     return ""
 
 

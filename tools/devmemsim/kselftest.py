@@ -294,10 +294,11 @@ class Session:
     def console_problems(self, node: str) -> list:
         """Kernel complaints in what node's console got since the last look."""
         text, self.marks[node] = console.read_from(self.console(node), self.marks[node])
-        report = console.report("\n".join(line for line in text.splitlines() if not line.startswith(AGENT_NOISE)))
-        if not report:
+        text = "\n".join(line for line in text.splitlines() if not line.startswith(AGENT_NOISE))
+        found = console.complaints(text)
+        if not found:
             return []
-        return [ktap.Problem("kernel", f"{node}: kernel: {report.splitlines()[0].strip()[:200]}", report, node)]
+        return [ktap.Problem("kernel", f"{node}: kernel: {found[0].strip()[:200]}", console.report(text), node)]
 
     def taint_problem(self, node: str, new: int) -> list:
         old, self.taint[node] = self.taint[node], new
