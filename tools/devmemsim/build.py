@@ -20,6 +20,7 @@ import fnmatch
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -504,11 +505,22 @@ def build_tree_kernel(src: Path, where: Path, fragments: list):
     return kout, Path(res.stdout.strip()), release, missing
 
 
+# gcc's and ld's "FILE:LINE:COL: error: ..." (and "fatal error:") lines.
+COMPILER_ERROR = re.compile(r": (?:fatal )?error: ")
+
+
 def tree_broken_message(src: Path, kout: Path, stderr: str) -> str:
-    """The last lines of the make log (or of the script's messages) and
+    """The compiler's first errors in the make log (warnings and make's own
+    lines can fill the tail), the last lines of the script's messages, and
     where the whole log is."""
+    buildlog = kout / "devmemsim-build.log"
+    try:
+        errors = [line for line in buildlog.read_text(errors="replace").splitlines() if COMPILER_ERROR.search(line)]
+    except OSError:
+        errors = []
+    first = "first errors:\n" + "\n".join(errors[:5]) + "\n" if errors else ""
     tail = "\n".join(stderr.strip().splitlines()[-20:])
-    return f"{src} does not configure or build:\n{tail}\nfull log: {kout / 'devmemsim-build.log'}"
+    return f"{src} does not configure or build:\n{first}{tail}\nfull log: {buildlog}"
 
 
 def tree_inputs_key(src: Path) -> str:
