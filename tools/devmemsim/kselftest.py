@@ -54,11 +54,11 @@ FIND_NETIF = ("for d in /sys/class/net/*; do drv=$(readlink $d/device/driver) ||
               "[ \"${drv##*/}\" = dmsnic ] && echo ${d##*/} && exit 0; done; exit 1")
 # The remote's data interface gets a name of its own: the forwarding
 # library's tests (ethtool_rmon.sh, ...) refuse a remote named like NETIF.
+# Its addresses stay over down and up (devmemsim-init: keep_addr_on_down).
 REMOTE_NETIF = "dms-remote"
 RENAME_REMOTE = """\
 d=$({find}) || exit 1
 [ "$d" = {name} ] && exit 0
-sysctl -qw net.ipv6.conf.$d.keep_addr_on_down=1
 ip link set dev $d down && ip link set dev $d name {name} && ip link set dev {name} up
 """
 MARK = "devmemsim-mark"
