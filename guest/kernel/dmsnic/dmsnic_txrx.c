@@ -990,10 +990,20 @@ static void dmsnic_refill_timer(struct timer_list *t)
 	napi_schedule(&qp->napi);
 }
 
-/* Once, at probe: what a queue pair keeps across restarts. */
+/*
+ * Once, at probe: what a queue pair keeps across restarts.
+ *
+ * The refill timer is pinned to the CPU of the NAPI run that armed it.
+ * skbs a socket consumes on another CPU are freed by the CPU that built
+ * them (skb_attempt_defer_free()), at its next NET_RX softirq, and until
+ * then their payload buffers stay out of the pool. A timer free to expire
+ * elsewhere (timer migration runs an idle CPU's timers on a busy one)
+ * moves NAPI off that CPU; with the ring empty nothing else raises NET_RX
+ * there, so the buffers a devmem consumer gave back never return.
+ */
 void dmsnic_qp_init(struct dmsnic_qp *qp)
 {
-	timer_setup(&qp->refill_timer, dmsnic_refill_timer, 0);
+	timer_setup(&qp->refill_timer, dmsnic_refill_timer, TIMER_PINNED);
 	u64_stats_init(&qp->rx_stats.syncp);
 	u64_stats_init(&qp->tx_stats.syncp);
 	u64_stats_init(&qp->txc_stats.syncp);
