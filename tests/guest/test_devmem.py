@@ -86,16 +86,33 @@ class Demo(unittest.TestCase):
 # MSG_SOCK_DEVMEM without ever giving a fragment back (SO_DEVMEM_DONTNEED),
 # as a stalled devmem consumer would, until /tmp/releasePORT exists; then
 # gives every fragment back (the socket stays open: its close would free
-# them only once TCP destroys it) and unbinds once /tmp/unbindPORT exists.
+# them only once TCP destroys it) and from then on reads on as a healthy
+# consumer, giving each fragment back at once, until /tmp/unbindPORT exists:
+# the killed sender's socket still flushes its send queue, and what it
+# delivers must not sit unread holding the buffers. Then unbinds.
 # No single quotes: it goes inside them on a shell command line.
 HOLDER = """
 import os, socket, struct, sys, time
 sys.path.insert(0, "/opt/devmemsim/bin")
 from dmslib import Gpu, bind_dmabuf
 port, size, queue, addr = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
-def wait(name):
-    while not os.path.exists(name + str(port)):
+def receive(conn):
+    try:
+        data, anc, _, _ = conn.recvmsg(1 << 20, 64 << 10, 0x2000000)  # MSG_SOCK_DEVMEM
+    except TimeoutError:
+        return []
+    except OSError:  # reset by the dead sender
         time.sleep(0.1)
+        return []
+    if not data and not anc:
+        time.sleep(0.1)
+    return [struct.unpack_from("=QIIII", payload)[2] for level, kind, payload in anc
+            if level == socket.SOL_SOCKET and kind == 79]  # SCM_DEVMEM_DMABUF
+def give_back(conn, tokens):
+    for i in range(0, len(tokens), 128):  # SO_DEVMEM_DONTNEED, 128 tokens at most
+        part = tokens[i:i + 128]
+        conn.setsockopt(socket.SOL_SOCKET, 80, struct.pack("=%dI" % (2 * len(part)),
+                        *[x for t in part for x in (t, 1)]))
 buf = Gpu("/dev/dmsgpu0").alloc(size)
 nl, _ = bind_dmabuf(buf, "eth1", [queue])
 ls = socket.socket()
@@ -107,21 +124,11 @@ conn, _ = ls.accept()
 conn.settimeout(0.1)
 tokens = []
 while not os.path.exists("/tmp/release" + str(port)):
-    try:
-        data, anc, _, _ = conn.recvmsg(1 << 20, 64 << 10, 0x2000000)  # MSG_SOCK_DEVMEM
-    except TimeoutError:
-        continue
-    if not data and not anc:
-        time.sleep(0.1)
-    for level, kind, payload in anc:
-        if level == socket.SOL_SOCKET and kind == 79:  # SCM_DEVMEM_DMABUF
-            tokens.append(struct.unpack_from("=QIIII", payload)[2])
-for i in range(0, len(tokens), 128):  # SO_DEVMEM_DONTNEED, 128 tokens at most
-    part = tokens[i:i + 128]
-    conn.setsockopt(socket.SOL_SOCKET, 80, struct.pack("=%dI" % (2 * len(part)),
-                    *[x for t in part for x in (t, 1)]))
+    tokens += receive(conn)
+give_back(conn, tokens)
 open("/tmp/released" + str(port), "w").close()
-wait("/tmp/unbind")
+while not os.path.exists("/tmp/unbind" + str(port)):
+    give_back(conn, receive(conn))
 conn.close()
 ls.close()
 nl.close()
