@@ -84,7 +84,16 @@ def kernel_cmdline(node: NodeSpec) -> str:
     # clocksource watchdog's cross-CPU skew check can spin forever
     # against stop_machine on the other vCPU early in boot (seen about
     # once in 20 two-node boots: both vCPUs busy, console stopped).
+    # sysctl.kernel.timer_migration=0: every CPU expires its own timers. A
+    # debug-kernel node left idle while the host was overloaded once slept
+    # ~390 s through its timers (RCU: "timer wakeup didn't happen ...
+    # Possible timer handling issue"; QEMU idle at 0 % CPU) until an
+    # interrupt woke CPU 0, which then ran CPU 1's overdue timers through
+    # the timer-migration hierarchy (tmigr_handle_remote). Timer migration
+    # saves power on real hardware only; it is off so that no CPU's timers
+    # wait on another (idle) CPU whose vCPU thread the host has preempted.
     return (f"console=ttyS0 root=/dev/vda rw init=/sbin/devmemsim-init panic=-1 tsc=reliable "
+            f"sysctl.kernel.timer_migration=0 "
             f"devmemsim.node={node.name} devmemsim.addr={addressing.DATA.cidr(node.index)} "
             f"devmemsim.addr6={addressing.DATA.cidr6(node.index)}")
 
