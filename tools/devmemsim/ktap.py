@@ -127,9 +127,12 @@ def failure_reason(notes: list) -> str:
     if checks:
         return checks[-1][:300]
     raised = [n.partition("Exception|")[2].strip() for n in notes if "Exception|" in n]
-    raised = [r for r in raised if RAISED.match(r)]
-    if raised:
-        return raised[-1][:300]
+    last = max((i for i, r in enumerate(raised) if RAISED.match(r)), default=None)
+    if last is not None:
+        # with the lines of its message (CmdExitFailure: CMD, EXIT, STDERR)
+        message = raised[last:]
+        message = message[:message.index("")] if "" in message else message
+        return "; ".join(message)[:300]
     said = [n for n in said if n]
     return said[-1][:300] if said else ""
 
