@@ -254,7 +254,7 @@ class Session:
         self.close()
         self.cl = Cluster(f"kselftest-{os.getpid()}-{self.boots}")
         self.boots += 1
-        self.dead = False
+        self.dead = True  # until it is up: close() keeps a failed boot's run directory
         self.cl.boot(self.art, self.nodes, str(NODE_CONFIG), [], Machine())
         self.marks = {n: 0 for n in self.node_names()}
         self.sh("node1", RENAME_REMOTE.format(find=FIND_NETIF, name=REMOTE_NETIF))
@@ -271,6 +271,7 @@ class Session:
         problems = []
         for node in self.node_names():
             problems += self.console_problems(node)
+        self.dead = False
         return problems
 
     def sh(self, node: str, script: str, limit: float = CHECK_LIMIT, check: bool = True) -> str:
@@ -321,7 +322,10 @@ class Session:
                         f.write(self.console(node).read_bytes())
                     except OSError:
                         pass
-        self.cl.cleanup()
+        if self.dead:
+            log(f"consoles and logs of the failed cluster kept in {self.cl.dir}")
+        else:
+            self.cl.cleanup()
         self.cl = None
 
     def script(self, tf: TestFile) -> str:
@@ -453,7 +457,7 @@ def run_files(session: Session, files: list, results: list) -> float:
     try:
         problems = session.boot()
     except Failure as e:
-        raise TreeBroken(f"the kernel did not boot: {e}") from None
+        raise TreeBroken(f"the cluster did not boot: {e}") from None
     if problems:
         results.append(boot_result(problems, 0))
     first = time.monotonic() - started
