@@ -105,6 +105,14 @@ class ExitStatus(unittest.TestCase):
         self.assertEqual(res.returncode, 7, res.stdout + res.stderr)
 
 
+class ThreeNodes(unittest.TestCase):
+    def test_nodes_share_one_switched_data_network(self):
+        # More than two nodes meet on a VDE switch (cluster.py).
+        peers = " && ".join(f"ping -c1 -W5 {DATA.addr(i)}" for i in (1, 2))
+        res = run("--nodes", "3", "--", peers)
+        self.assertEqual(res.returncode, 0, res.stdout + res.stderr)
+
+
 class QemuFailure(unittest.TestCase):
     def test_qemu_error_is_shown(self):
         res = run("--memory", "12Q", "--", "true", timeout=300)

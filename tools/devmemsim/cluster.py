@@ -223,15 +223,18 @@ class Cluster:
         vde = shutil.which("vde_switch")
         if not vde:
             raise Failure("more than two nodes need a VDE switch: apt-get install vde2")
+        # A vde_switch in the foreground reads commands from stdin and exits
+        # at its end: it runs as a daemon, which writes its pid for stop().
+        pidfile = self.dir / "vde.pid"
         with open(self.dir / "vde.log", "w") as logf:
-            p = subprocess.Popen([vde, "--sock", str(self.dir / "vde"), "--mod", "0700"],
-                                 stdin=subprocess.DEVNULL, stdout=logf, stderr=subprocess.STDOUT, start_new_session=True)
-        (self.dir / "vde.pid").write_text(str(p.pid))
+            res = subprocess.run([vde, "--sock", str(self.dir / "vde"), "--mode", "0700", "--daemon",
+                                  "--pidfile", str(pidfile)],
+                                 stdin=subprocess.DEVNULL, stdout=logf, stderr=subprocess.STDOUT, timeout=30)
         for _ in range(50):
-            if (self.dir / "vde" / "ctl").exists():
+            if res.returncode == 0 and (self.dir / "vde" / "ctl").exists() and pidfile.exists():
                 return
             time.sleep(0.1)
-        raise Failure(f"vde_switch did not start; see {self.dir / 'vde.log'}")
+        raise Failure(f"vde_switch did not start (exit {res.returncode}); see {self.dir / 'vde.log'}")
 
     def _start(self, art: Artifacts, spec: NodeSpec, nodes: int, machine: Machine):
         argv = qemu_argv(art, self.dir, spec, nodes, machine)
