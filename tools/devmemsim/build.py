@@ -171,10 +171,15 @@ def guest_dir(flavour: str) -> Path:
     return BUILD / "guest" if flavour == "default" else BUILD / "guest" / flavour
 
 
+def linux_source() -> Path:
+    """The pinned kernel's source tree (fetched once into the cache)."""
+    return Path(run([SCRIPTS / "fetch-linux.sh", cache_dir()], "fetching Linux", capture=True, logname="fetch-linux"))
+
+
 def build_kernel(flavour: str = "default"):
     """Returns (source tree, build dir, bzImage, kernel release)."""
     cache = cache_dir()
-    src = Path(run([SCRIPTS / "fetch-linux.sh", cache], "fetching Linux", capture=True, logname="fetch-linux"))
+    src = linux_source()
     fragments = KERNEL_FLAVOURS[flavour]
     key = digest(src.name, *fragments, SCRIPTS / "build-kernel.sh")[:16]
     out = cache / (f"kernel-{key}" if flavour == "default" else f"kernel-{flavour}-{key}")

@@ -252,7 +252,7 @@ def cmd_kselftest(a) -> int:
     if fragments and not a.kernel_tree:
         raise UsageError("--config needs --kernel-tree (the pinned kernel's configuration is fixed)")
     tree = build.tree_dir(Path(a.kernel_tree)) if a.kernel_tree else None
-    files = kselftest.resolve(tree or kselftest.pinned_tree(), a.tests)
+    files = kselftest.resolve(tree or build.linux_source(), a.tests)
     kbuild = build.build_kselftest(tree, fragments)
     return kselftest.run(kbuild, files, a.nodes, kselftest.Outputs(a.ktap or "", a.junit or "", a.json or ""))
 

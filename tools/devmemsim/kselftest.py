@@ -19,12 +19,12 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import build, console, ktap
+from . import console, ktap
 from .addressing import container_prefix6, data_addr, data_addr6
 from .agent import Agent
 from .cluster import Cluster, Machine
 from .errors import Failure, TreeBroken, UsageError, log
-from .paths import ROOT, cache_dir
+from .paths import ROOT
 
 SELFTESTS = "tools/testing/selftests"
 NET = "drivers/net"  # TEST paths are relative to SELFTESTS/NET
@@ -152,13 +152,6 @@ def resolve(tree: Path, names: list) -> list:
         rels.append(rel)
     rels = rels or default_set(base)
     return [TestFile(rel, settings_timeout((base / rel).parent)) for rel in dict.fromkeys(rels)]
-
-
-def pinned_tree() -> Path:
-    """The pinned kernel's source tree (fetched once into the cache)."""
-    out = build.run([build.SCRIPTS / "fetch-linux.sh", cache_dir()], "fetching Linux", capture=True,
-                    logname="fetch-linux")
-    return Path(out)
 
 
 def excluded_table() -> str:
