@@ -85,11 +85,12 @@ class Demo(unittest.TestCase):
 # QUEUE, accepts one connection on ADDR:PORT and reads it with
 # MSG_SOCK_DEVMEM without ever giving a fragment back (SO_DEVMEM_DONTNEED),
 # as a stalled devmem consumer would, until /tmp/releasePORT exists; then
-# gives every fragment back (the socket stays open: its close would free
-# them only once TCP destroys it) and from then on reads on as a healthy
-# consumer, giving each fragment back at once, until /tmp/unbindPORT exists:
-# the killed sender's socket still flushes its send queue, and what it
-# delivers must not sit unread holding the buffers. Then unbinds.
+# gives every fragment back and closes the connection, and unbinds once
+# /tmp/unbindPORT exists. The close matters: the killed sender's socket
+# still flushes its send queue, and whatever of it the socket holds
+# (unread, or out of order behind a segment dropped for want of a buffer)
+# keeps buffers of the binding until the socket goes; reading on is not
+# enough when the out-of-order queue holds them all.
 # No single quotes: it goes inside them on a shell command line.
 HOLDER = """
 import os, socket, struct, sys, time
@@ -126,10 +127,10 @@ tokens = []
 while not os.path.exists("/tmp/release" + str(port)):
     tokens += receive(conn)
 give_back(conn, tokens)
+conn.close()
 open("/tmp/released" + str(port), "w").close()
 while not os.path.exists("/tmp/unbind" + str(port)):
-    give_back(conn, receive(conn))
-conn.close()
+    time.sleep(0.1)
 ls.close()
 nl.close()
 buf.close()
