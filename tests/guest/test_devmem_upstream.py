@@ -31,6 +31,7 @@ import time
 import unittest
 
 from guestlib import TwoNodes, data_addr, kernel_complaints, run
+from devmemsim.kselftest import REMOTE_NO_TIME_WAIT
 
 NAME = f"devmem-upstream-{os.getpid()}"
 IF = "eth1"  # the dmsnic data interface (devmemsim-init)
@@ -236,6 +237,7 @@ class DevmemUpstream(TwoNodes):
         # node0 runs it; node1 is its ssh remote (payload key and client
         # config, sshd on every node: devmemsim-init).
         self.sh(0, f"for i in $(seq 30); do ssh {ADDR[1]} true && exit 0; sleep 1; done; exit 1", timeout=120)
+        self.sh(1, REMOTE_NO_TIME_WAIT)
         env = (f"NETIF={IF} LOCAL_V4={ADDR[0]} REMOTE_V4={ADDR[1]} REMOTE_TYPE=ssh REMOTE_ARGS={ADDR[1]} "
                "PYTHONPYCACHEPREFIX=/tmp/pycache")
         started = time.monotonic()
