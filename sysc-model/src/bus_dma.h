@@ -12,8 +12,11 @@ namespace devmemsim
 {
 
 // Move len bytes between buf and bus address addr through socket (a TLM
-// initiator socket bound to the fabric). The fabric adds the transfer's
-// time to delay. Returns false if the fabric refused it (a DMA fault).
+// initiator socket bound to the fabric). delay is the loosely-timed
+// offset from the current simulated time: the transfer starts then, and
+// in timed mode the fabric moves it to when the transfer is done (queued
+// behind other traffic on its path); functional mode leaves it alone.
+// Returns false if the fabric refused it (a DMA fault).
 template <typename Socket>
 bool bus_dma(Socket &socket, bool write, uint64_t addr, void *buf, size_t len,
 	     sc_core::sc_time &delay)

@@ -80,6 +80,15 @@ uint64_t get_size(const toml::node &n, const std::string &where, const std::stri
 	return num << shift;
 }
 
+// A capacity in Gbit/s: 1 Gbit/s up to 100 Tbit/s.
+Key gbps_key(const char *path, const char *help, unsigned NodeConfig::*field)
+{
+	return {path, help,
+		[path, field](NodeConfig &c, const toml::node &n, const std::string &w) {
+			c.*field = static_cast<unsigned>(get_int(n, w, path, 1, 100000));
+		}};
+}
+
 std::vector<Key> base_keys()
 {
 	return {
@@ -167,6 +176,15 @@ std::vector<Key> base_keys()
 			 c.hop_latency_ns = static_cast<unsigned>(
 				 get_int(n, w, "pcie.hop_latency_ns", 0, 100000));
 		 }},
+		gbps_key("pcie.switch_gbps",
+			 "TLP bytes the switch forwards, all ports together, Gbit/s (timed mode)",
+			 &NodeConfig::switch_gbps),
+		gbps_key("pcie.root_complex_gbps",
+			 "TLP bytes the root complex forwards, Gbit/s (timed mode)",
+			 &NodeConfig::root_complex_gbps),
+		gbps_key("host.mem_bandwidth_gbps",
+			 "host memory bandwidth left to device DMA, Gbit/s (timed mode)",
+			 &NodeConfig::host_mem_gbps),
 	};
 }
 
@@ -440,7 +458,11 @@ std::string to_toml(const NodeConfig &cfg)
 	  << "mrrs = " << cfg.link.mrrs << "\n"
 	  << "rcb = " << cfg.link.rcb << "\n"
 	  << "acs_redirect = " << (cfg.acs_redirect ? "true" : "false") << "\n"
-	  << "hop_latency_ns = " << cfg.hop_latency_ns << "\n";
+	  << "hop_latency_ns = " << cfg.hop_latency_ns << "\n"
+	  << "switch_gbps = " << cfg.switch_gbps << "\n"
+	  << "root_complex_gbps = " << cfg.root_complex_gbps << "\n"
+	  << "\n[host]\n"
+	  << "mem_bandwidth_gbps = " << cfg.host_mem_gbps << "\n";
 	const FaultConfig &f = cfg.faults;
 	o << "\n[faults]\n"
 	  << "seed = " << f.seed << "\n"

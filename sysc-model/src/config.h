@@ -33,6 +33,11 @@ struct NodeConfig {
 	pcie::LinkParams link;		      // pcie.gen, .width, .mps, .mrrs, .rcb
 	bool acs_redirect = false;	      // pcie.acs_redirect
 	unsigned hop_latency_ns = 150;	      // pcie.hop_latency_ns (timed mode)
+	// Capacities of the fabric's shared resources in Gbit/s (timed mode):
+	// pcie.switch_gbps, pcie.root_complex_gbps, host.mem_bandwidth_gbps.
+	unsigned switch_gbps = 1024;
+	unsigned root_complex_gbps = 1024;
+	unsigned host_mem_gbps = 1638;
 	// nic.parser, nic.parser_clock_mhz (the RTL parser's clock)
 	NicParser nic_parser = NicParser::Behavioural;
 	unsigned nic_parser_clock_mhz = 500;

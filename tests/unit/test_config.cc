@@ -175,3 +175,33 @@ TEST(RtlConfig, ToTomlRoundTrips)
 	EXPECT_EQ(d.nic_parser, NicParser::Rtl);
 	EXPECT_EQ(d.nic_parser_clock_mhz, 250u);
 }
+
+// The timed fabric's capacities: defaults, a file, errors naming file and
+// key in one line, and the round trip through to_toml.
+TEST(FabricConfig, CapacitiesReadAndCheck)
+{
+	auto c = load_config("");
+	EXPECT_EQ(c.host_mem_gbps, 1638u);
+	EXPECT_EQ(c.switch_gbps, 1024u);
+	EXPECT_EQ(c.root_complex_gbps, 1024u);
+	TempToml f("[host]\nmem_bandwidth_gbps = 400\n[pcie]\nswitch_gbps = 512\n"
+		   "root_complex_gbps = 300\n");
+	c = load_config(f.path());
+	EXPECT_EQ(c.host_mem_gbps, 400u);
+	EXPECT_EQ(c.switch_gbps, 512u);
+	EXPECT_EQ(c.root_complex_gbps, 300u);
+	TempToml back(devmemsim::to_toml(c));
+	auto d = load_config(back.path());
+	EXPECT_EQ(d.host_mem_gbps, 400u);
+	EXPECT_EQ(d.switch_gbps, 512u);
+	EXPECT_EQ(d.root_complex_gbps, 300u);
+
+	TempToml bad("[host]\nmem_bandwidth_gbps = 0\n");
+	std::string e = error_of(bad.path());
+	EXPECT_EQ(e, bad.path() + ": host.mem_bandwidth_gbps: 0 is out of range [1, 100000]");
+	e = error_of("", {"pcie.switch_gbps=fast"});
+	EXPECT_EQ(e.find('\n'), std::string::npos) << e;
+	EXPECT_NE(e.find("pcie.switch_gbps: expected an integer"), std::string::npos) << e;
+	e = error_of("", {"host.mem_bandwidth=1"});
+	EXPECT_NE(e.find("host.mem_bandwidth: unknown key"), std::string::npos) << e;
+}

@@ -3,17 +3,15 @@
 // switch or the root complex, and counters that add up.
 #include <gtest/gtest.h>
 
-#include <cstring>
-#include <vector>
-
 #include "config.h"
 #include "pcie/fabric.h"
 #include "pcie/link.h"
 
-#include <tlm_utils/simple_target_socket.h>
+#include "fabric_harness.h"
 
 using namespace devmemsim;
 using namespace devmemsim::pcie;
+using namespace fabric_test;
 
 // ---------------------------------------------------------------- link math
 
@@ -21,27 +19,31 @@ using namespace devmemsim::pcie;
 //   Gen3: 8 GT/s/lane, Gen4: 16, Gen5: 32; bytes/s = GT/s * lanes * 128/130 / 8.
 // A 64-bit-addressed memory write TLP adds a 16-byte (4 DW) header, a 4-byte
 // STP framing token (which carries the sequence number) and a 4-byte LCRC:
-// 24 bytes per TLP. A long stream of writes cut at MPS therefore reaches
-//   raw * MPS / (MPS + 24)
+// 24 bytes per TLP. Ack and UpdateFC DLLPs (8 bytes each, once per the
+// spec's interval: 168 symbol times at x16 MPS 256, 214 at x4) and SKP
+// ordered sets (4 per 1538) take the share s of the link (pcie-bench's
+// model). A long stream of writes cut at MPS therefore reaches
+//   raw * (1 - s) * MPS / (MPS + 24)
 // payload bytes per second.
 TEST(LinkMath, EffectivePayloadBandwidth)
 {
+	constexpr double skp = 4.0 / 1538;
 	struct Case {
 		unsigned gen, width, mps;
 		double expect;
 	} cases[] = {
 		// Gen3 x4: raw 8e9*4*128/130/8 = 3.938461538e9 B/s
-		{3, 4, 128, 3.938461538e9 * 128 / 152}, // 3.316599e9
-		{3, 4, 256, 3.938461538e9 * 256 / 280}, // 3.600879e9
-		{3, 4, 512, 3.938461538e9 * 512 / 536}, // 3.762113e9
+		{3, 4, 128, 3.938461538e9 * (1 - 16.0 / 169 - skp) * 128 / 152},
+		{3, 4, 256, 3.938461538e9 * (1 - 16.0 / 214 - skp) * 256 / 280},
+		{3, 4, 512, 3.938461538e9 * (1 - 16.0 / 250 - skp) * 512 / 536},
 		// Gen4 x16: raw 16e9*16*128/130/8 = 31.50769231e9 B/s
-		{4, 16, 128, 31.50769231e9 * 128 / 152}, // 26.53279e9
-		{4, 16, 256, 31.50769231e9 * 256 / 280}, // 28.80703e9
-		{4, 16, 512, 31.50769231e9 * 512 / 536}, // 30.09690e9
+		{4, 16, 128, 31.50769231e9 * (1 - 16.0 / 144 - skp) * 128 / 152},
+		{4, 16, 256, 31.50769231e9 * (1 - 16.0 / 168 - skp) * 256 / 280}, // 26.05e9
+		{4, 16, 512, 31.50769231e9 * (1 - 16.0 / 182 - skp) * 512 / 536},
 		// Gen5 x16: raw 32e9*16*128/130/8 = 63.01538462e9 B/s
-		{5, 16, 128, 63.01538462e9 * 128 / 152}, // 53.06559e9
-		{5, 16, 256, 63.01538462e9 * 256 / 280}, // 57.61406e9
-		{5, 16, 512, 63.01538462e9 * 512 / 536}, // 60.19380e9
+		{5, 16, 128, 63.01538462e9 * (1 - 16.0 / 144 - skp) * 128 / 152},
+		{5, 16, 256, 63.01538462e9 * (1 - 16.0 / 168 - skp) * 256 / 280},
+		{5, 16, 512, 63.01538462e9 * (1 - 16.0 / 182 - skp) * 512 / 536},
 	};
 	for (const Case &c : cases) {
 		LinkParams p;
@@ -51,6 +53,23 @@ TEST(LinkMath, EffectivePayloadBandwidth)
 		EXPECT_NEAR(effective_write_bandwidth(p, 1 << 20), c.expect, c.expect * 1e-9)
 			<< "Gen" << c.gen << " x" << c.width << " MPS " << c.mps;
 	}
+}
+
+// pcie-bench (Neugebauer et al., SIGCOMM 2018) gives 57.88 Gbit/s of TLP
+// bandwidth for Gen3 x8 at MPS 256 once DLLPs and SKPs are taken off the
+// 63.02 Gbit/s raw rate.
+TEST(LinkMath, DllpShareMatchesPcieBench)
+{
+	LinkParams p;
+	p.gen = 3;
+	p.width = 8;
+	p.mps = 256;
+	EXPECT_NEAR(raw_bytes_per_second(p) * 8 * (1 - dllp_share(p)) / 1e9, 57.88, 0.005);
+	// The direction is busy for the TLPs and that share on top.
+	EXPECT_EQ(dllp_bytes(p, 1000000), 88635u); // 1e6 * s / (1 - s), s = 0.0814185
+	p.gen = 6; // FLIT mode: Ack and flow control ride in the flits
+	EXPECT_EQ(dllp_share(p), 0.0);
+	EXPECT_EQ(dllp_bytes(p, 1000000), 0u);
 }
 
 // Gen6 (FLIT mode): 64 GT/s PAM4, no line encoding overhead; TLPs carry no
@@ -112,74 +131,6 @@ TEST(LinkMath, InvalidParametersAreNamed)
 
 namespace
 {
-
-constexpr uint64_t kGpuBar = 0x800000000ull; // BAR2 at 32 GiB
-constexpr uint64_t kGpuBarSize = 256ull << 20;
-
-// Two endpoints (NIC, GPU) on a fabric; the GPU's BAR memory is a vector.
-struct Harness : sc_core::sc_module {
-	Fabric fabric;
-	tlm_utils::simple_initiator_socket<Harness> nic, gpu;
-	tlm_utils::simple_target_socket<Harness> nic_mem, gpu_mem;
-	std::vector<uint8_t> gpu_ram = std::vector<uint8_t>(1 << 20);
-	struct HostCall {
-		unsigned port;
-		uint64_t addr, len;
-		bool write;
-	};
-	std::vector<HostCall> host_calls;
-	bool host_ok = true;
-
-	Harness(sc_core::sc_module_name n, const NodeConfig &cfg)
-	    : sc_module(n), fabric("fabric", cfg), nic("nic"), gpu("gpu"), nic_mem("nic_mem"),
-	      gpu_mem("gpu_mem")
-	{
-		nic.bind(fabric.dma);
-		gpu.bind(fabric.dma);
-		fabric.bar_mem[kNic].bind(nic_mem);
-		fabric.bar_mem[kGpu].bind(gpu_mem);
-		nic_mem.register_b_transport(this, &Harness::reject);
-		gpu_mem.register_b_transport(this, &Harness::memory);
-		fabric.set_window(kGpu, kGpuBar, kGpuBarSize);
-		fabric.set_host_dma(
-			[this](unsigned port, uint64_t addr, void *, uint64_t len, bool w) {
-				host_calls.push_back({port, addr, len, w});
-				return host_ok;
-			});
-	}
-	void reject(tlm::tlm_generic_payload &gp, sc_core::sc_time &)
-	{
-		gp.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
-	}
-	void memory(tlm::tlm_generic_payload &gp, sc_core::sc_time &)
-	{
-		uint64_t a = gp.get_address();
-		if (a + gp.get_data_length() > gpu_ram.size()) {
-			gp.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
-			return;
-		}
-		if (gp.is_write())
-			std::memcpy(&gpu_ram[a], gp.get_data_ptr(), gp.get_data_length());
-		else
-			std::memcpy(gp.get_data_ptr(), &gpu_ram[a], gp.get_data_length());
-		gp.set_response_status(tlm::TLM_OK_RESPONSE);
-	}
-	bool dma(tlm_utils::simple_initiator_socket<Harness> &s, bool write, uint64_t addr,
-		 std::vector<uint8_t> &buf, sc_core::sc_time *delay = nullptr)
-	{
-		tlm::tlm_generic_payload gp;
-		gp.set_command(write ? tlm::TLM_WRITE_COMMAND : tlm::TLM_READ_COMMAND);
-		gp.set_address(addr);
-		gp.set_data_ptr(buf.data());
-		gp.set_data_length(static_cast<unsigned>(buf.size()));
-		gp.set_streaming_width(static_cast<unsigned>(buf.size()));
-		sc_core::sc_time d = sc_core::SC_ZERO_TIME;
-		s->b_transport(gp, d);
-		if (delay)
-			*delay = d;
-		return gp.is_response_ok();
-	}
-};
 
 NodeConfig config(bool acs, bool timed = false)
 {
@@ -356,11 +307,18 @@ TEST_F(Routing, TimedModeAnnotatesSerializationAndHops)
 	std::vector<uint8_t> buf(4096);
 	sc_core::sc_time d;
 	ASSERT_TRUE(h.dma(h.nic, true, kGpuBar, buf, &d));
-	// Two links (NIC up, GPU down), two hops at 150 ns, plus one link's
-	// serialization (cut-through): 4480 wire bytes at 31.5077e9 B/s.
-	double ser_ns = 4480 / 31.50769231e9 * 1e9;
-	EXPECT_NEAR(d.to_seconds() * 1e9, 300 + ser_ns, 0.01);
-	EXPECT_GT(h.fabric.counters().endpoint[kNic][kUp].busy_ps, 0u);
+	// 16 TLPs of 280 wire bytes (4480) plus their DLLP share s on each
+	// link: L = 4480 / (1 - s) / 31.5077e9 B/s. The switch (1024 Gbit/s)
+	// forwards them in S = 35 ns after its 150 ns latency. Pipelined per
+	// TLP: the first TLP crosses the NIC link and the switch (L/16 + 150
+	// ns + S/16), then the GPU link carries the whole burst (L).
+	const double s = 16.0 / 168 + 4.0 / 1538;
+	const double l_ns = 4480 / (1 - s) / 31.50769231e9 * 1e9;
+	// (DLLP bytes are whole bytes: 0.5 byte is 0.016 ns.)
+	EXPECT_NEAR(d.to_seconds() * 1e9, 150 + l_ns * 17 / 16 + 35.0 / 16, 0.03);
+	const LinkCounters &nic_up = h.fabric.counters().endpoint[kNic][kUp];
+	EXPECT_EQ(nic_up.dllp_bytes, dllp_bytes(h.fabric.link(), 4480));
+	EXPECT_NEAR(nic_up.busy_ps / 1000.0, l_ns, 0.02);
 	sc_core::sc_time none;
 	ASSERT_TRUE(plain().dma(plain().nic, true, kGpuBar, buf, &none));
 	EXPECT_EQ(none, sc_core::SC_ZERO_TIME); // functional mode: no delay

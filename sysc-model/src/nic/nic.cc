@@ -115,11 +115,10 @@ bool Nic::dma_rw(uint64_t addr, void *buf, size_t len, bool write)
 {
 	if (!len)
 		return true;
-	sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
-	bool ok = bus_dma(dma, write, addr, buf, len, delay);
-	// Waited for once the frame is done, so no state changes mid-frame.
-	delay_ += delay;
-	return ok;
+	// The transfer starts after the frame's earlier ones (the offset
+	// delay_) and the fabric moves delay_ to when it is done. Waited for
+	// once the frame is done, so no state changes mid-frame.
+	return bus_dma(dma, write, addr, buf, len, delay_);
 }
 
 // Count work done at the current simulated time; past the limit, let

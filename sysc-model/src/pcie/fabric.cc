@@ -12,11 +12,18 @@ namespace
 
 const char *const kPortNames[kNumPorts] = {"nic", "gpu"};
 
+// Simulated time in ps. The kernel's time resolution is 1 ps (SystemC's
+// default, which nothing changes) or finer.
+uint64_t ps_of(const sc_core::sc_time &t)
+{
+	return t.value() / sc_core::sc_time(1, sc_core::SC_PS).value();
+}
+
 void put_dir(std::ostream &o, const char *name, const LinkCounters &c)
 {
 	o << "\"" << name << "\": {\"tlps\": " << c.tlps
 	  << ", \"payload_bytes\": " << c.payload_bytes << ", \"wire_bytes\": " << c.wire_bytes
-	  << ", \"busy_ns\": " << c.busy_ps / 1000 << "}";
+	  << ", \"dllp_bytes\": " << c.dllp_bytes << ", \"busy_ns\": " << c.busy_ps / 1000 << "}";
 }
 
 void put_link(std::ostream &o, const char *name, const LinkParams &p,
@@ -36,8 +43,10 @@ Fabric::Fabric(sc_core::sc_module_name name, const NodeConfig &cfg)
       dma("dma"), bar_mem{tlm_utils::simple_initiator_socket_tagged<Fabric>("bar_mem_nic"),
 			  tlm_utils::simple_initiator_socket_tagged<Fabric>("bar_mem_gpu")},
       link_(cfg.link), acs_redirect_(cfg.acs_redirect), timed_(cfg.mode == Mode::Timed),
-      hop_latency_(static_cast<double>(cfg.hop_latency_ns), sc_core::SC_NS),
-      mode_(mode_name(cfg.mode))
+      hop_latency_ps_(uint64_t{cfg.hop_latency_ns} * 1000),
+      // Gbit/s to bytes per picosecond: * 1e9 / 8 / 1e12.
+      switch_bpps_(cfg.switch_gbps / 8000.0), rc_bpps_(cfg.root_complex_gbps / 8000.0),
+      host_mem_bpps_(cfg.host_mem_gbps / 8000.0), mode_(mode_name(cfg.mode))
 {
 	dma.register_b_transport(this, &Fabric::b_transport);
 }
@@ -66,14 +75,115 @@ int Fabric::window_of(uint64_t addr, uint64_t len) const
 	return -1;
 }
 
-uint64_t Fabric::cross(LinkCounters &lc, bool is_write, bool data_dir, uint64_t addr, uint64_t len)
+// From the requester's port toward the target: a peer's BAR (turned around
+// at the switch, or at the root complex with ACS redirect) or, for host
+// memory and unroutable addresses, the root complex.
+Fabric::Route Fabric::route(unsigned port, int target)
 {
-	Cost c = is_write   ? write_cost(link_, addr, len)
-		 : data_dir ? completion_cost(link_, addr, len)
-			    : read_request_cost(link_, addr, len);
-	uint64_t ps = serialize_ps(link_, c.wire_bytes);
-	lc.add(c.tlps, is_write || data_dir ? len : 0, c.wire_bytes, ps);
-	return ps;
+	Route r;
+	auto link = [&r](std::array<LinkCounters, 2> &lc, std::array<uint64_t, 2> &free, Dir d) {
+		r.hop[r.n++] = {&lc, &free, d, false};
+	};
+	auto forward = [&r](bool root_complex) {
+		r.hop[r.n++] = {nullptr, nullptr, kUp, root_complex};
+	};
+	link(c_.endpoint[port], endpoint_free_[port], kUp);
+	forward(false);
+	if (target < 0 || acs_redirect_) {
+		link(c_.upstream, upstream_free_, kUp);
+		forward(true);
+		if (target >= 0) {
+			link(c_.upstream, upstream_free_, kDown);
+			forward(false);
+		}
+	}
+	if (target >= 0) {
+		auto t = static_cast<unsigned>(target);
+		link(c_.endpoint[t], endpoint_free_[t], kDown);
+	}
+	return r;
+}
+
+void Fabric::add_link(Path &path, const Hop &h, Tlps kind, uint64_t addr, uint64_t len)
+{
+	const Dir d = kind != Tlps::Completion ? h.toward : (h.toward == kUp ? kDown : kUp);
+	const Cost c = kind == Tlps::Write	  ? write_cost(link_, addr, len)
+		       : kind == Tlps::Completion ? completion_cost(link_, addr, len)
+						  : read_request_cost(link_, addr, len);
+	const uint64_t dllp = dllp_bytes(link_, c.wire_bytes);
+	const uint64_t ps = serialize_ps(link_, c.wire_bytes + dllp);
+	(*h.link)[d].add(c.tlps, kind == Tlps::ReadRequest ? 0 : len, c.wire_bytes, dllp, ps);
+	path.stage[path.n++] = {&(*h.link_free)[d], ps, ps / c.tlps, 0};
+	path.last = c;
+}
+
+// A switch or the root complex forwards the TLPs the link before it
+// carried, after its forwarding latency.
+void Fabric::add_forward(Path &path, bool root_complex)
+{
+	const double bpps = root_complex ? rc_bpps_ : switch_bpps_;
+	const auto ps = static_cast<uint64_t>(
+		std::llround(static_cast<double>(path.last.wire_bytes) / bpps));
+	(root_complex ? c_.rc_busy_ps : c_.switch_busy_ps) += ps;
+	path.stage[path.n++] = {root_complex ? &rc_free_ : &switch_free_, ps, ps / path.last.tlps,
+				hop_latency_ps_};
+}
+
+// Host memory moves the payload, a request's (or a write TLP's) worth at
+// a time.
+void Fabric::add_memory(Path &path, uint64_t len)
+{
+	const auto ps =
+		static_cast<uint64_t>(std::llround(static_cast<double>(len) / host_mem_bpps_));
+	c_.host_mem_busy_ps += ps;
+	path.stage[path.n++] = {&host_mem_free_, ps, ps / path.last.tlps, 0};
+}
+
+// Writes cross the route toward the target; reads send their requests
+// that way and the completions come back over the same hops.
+Fabric::Path Fabric::path(const Route &r, bool is_write, bool to_host, uint64_t addr, uint64_t len)
+{
+	Path p;
+	for (unsigned i = 0; i < r.n; i++) {
+		if (r.hop[i].link)
+			add_link(p, r.hop[i], is_write ? Tlps::Write : Tlps::ReadRequest, addr,
+				 len);
+		else
+			add_forward(p, r.hop[i].root_complex);
+	}
+	if (to_host)
+		add_memory(p, len);
+	if (is_write)
+		return p;
+	for (unsigned i = r.n; i-- > 0;) {
+		if (r.hop[i].link)
+			add_link(p, r.hop[i], Tlps::Completion, addr, len);
+		else
+			add_forward(p, r.hop[i].root_complex);
+	}
+	return p;
+}
+
+// Pipelined reservation: a stage starts once its resource is free and the
+// first TLP has come through the stage before; it ends no earlier than
+// its own service time after that, nor before the last TLP has arrived
+// and passed through. The resource is held only for its service time, so
+// a stage fed by a slower one leaves room for other flows in between.
+uint64_t Fabric::reserve(const Path &path, uint64_t start_ps)
+{
+	uint64_t prev_start = start_ps, prev_end = start_ps, prev_unit = 0;
+	for (unsigned i = 0; i < path.n; i++) {
+		const Stage &s = path.stage[i];
+		const uint64_t first_in = prev_start + prev_unit + s.latency_ps;
+		const uint64_t last_in = prev_end + s.latency_ps;
+		const uint64_t start = std::max(*s.free_ps, first_in);
+		const uint64_t end = std::max(start + s.total_ps, last_in + s.unit_ps);
+		*s.free_ps = start + s.total_ps;
+		prev_start = start;
+		prev_end = end;
+		prev_unit = s.unit_ps;
+	}
+	return prev_end;
 }
 
 void Fabric::b_transport(int port, tlm::tlm_generic_payload &gp, sc_core::sc_time &delay)
@@ -95,39 +205,18 @@ void Fabric::b_transport(int port, tlm::tlm_generic_payload &gp, sc_core::sc_tim
 		return;
 	}
 	const int target = window_of(addr, len);
-	uint64_t worst_ps = 0;
-	unsigned hops = 1;
-	// A link crossed "toward the target" carries the write or the read
-	// request; the other direction carries read completions.
-	auto along = [&](LinkCounters &toward, LinkCounters &back) {
-		worst_ps = std::max(worst_ps, cross(toward, w, false, addr, len));
-		if (!w)
-			worst_ps = std::max(worst_ps, cross(back, false, true, addr, len));
-	};
-
-	along(c_.endpoint[p][kUp], c_.endpoint[p][kDown]);
-	if (target >= 0 && !acs_redirect_) {
-		c_.switch_p2p_bytes += len;
-	} else {
-		along(c_.upstream[kUp], c_.upstream[kDown]);
-		hops++;
-		if (target >= 0) {
-			// ACS redirect: up to the root complex and back down.
-			c_.rc_p2p_bytes += len;
-			along(c_.upstream[kDown], c_.upstream[kUp]);
-			hops++;
-		} else if (target == -1) {
-			(w ? c_.rc_host_write_bytes : c_.rc_host_read_bytes) += len;
-		}
+	if (target >= 0)
+		(acs_redirect_ ? c_.rc_p2p_bytes : c_.switch_p2p_bytes) += len;
+	else if (target == -1)
+		(w ? c_.rc_host_write_bytes : c_.rc_host_read_bytes) += len;
+	const Path route_path = path(route(p, target), w, target == -1, addr, len);
+	if (timed_) {
+		// delay is the requester's time offset (TLM loosely timed): the
+		// transfer starts then and delay becomes the time it is done.
+		const uint64_t now = ps_of(sc_core::sc_time_stamp());
+		const uint64_t done = reserve(route_path, now + ps_of(delay));
+		delay = sc_core::sc_time(static_cast<double>(done - now), sc_core::SC_PS);
 	}
-	if (target >= 0) {
-		auto t = static_cast<unsigned>(target);
-		along(c_.endpoint[t][kDown], c_.endpoint[t][kUp]);
-		hops++;
-	}
-	if (timed_)
-		delay += hop_latency_ * hops +
-			 sc_core::sc_time(static_cast<double>(worst_ps), sc_core::SC_PS);
 
 	if (target >= 0) {
 		auto t = static_cast<unsigned>(target);
@@ -155,10 +244,14 @@ std::string Fabric::stats_json() const
 		o << ", ";
 	}
 	put_link(o, "upstream", link_, c_.upstream);
-	o << "}, \"switch\": {\"p2p_bytes\": " << c_.switch_p2p_bytes << "}"
+	o << "}, \"switch\": {\"p2p_bytes\": " << c_.switch_p2p_bytes
+	  << ", \"busy_ns\": " << c_.switch_busy_ps / 1000 << "}"
 	  << ", \"root_complex\": {\"host_write_bytes\": " << c_.rc_host_write_bytes
 	  << ", \"host_read_bytes\": " << c_.rc_host_read_bytes
-	  << ", \"p2p_bytes\": " << c_.rc_p2p_bytes << "}"
+	  << ", \"p2p_bytes\": " << c_.rc_p2p_bytes << ", \"busy_ns\": " << c_.rc_busy_ps / 1000
+	  << "}"
+	  << ", \"host_memory\": {\"bytes\": " << c_.rc_host_write_bytes + c_.rc_host_read_bytes
+	  << ", \"busy_ns\": " << c_.host_mem_busy_ps / 1000 << "}"
 	  << ", \"dma_faults\": " << c_.dma_faults << "}";
 	return o.str();
 }

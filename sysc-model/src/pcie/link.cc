@@ -12,6 +12,38 @@ namespace
 constexpr double kFlitBytes = 256.0;
 constexpr double kFlitTlpBytes = 236.0;
 
+// A DLLP on the wire at 8 GT/s and above: a 2-byte SDP framing token, the
+// 4-byte DLLP and its 2-byte CRC (PCIe 3.0 §3.4, §4.2.2.1).
+constexpr double kDllpBytes = 8.0;
+
+// How often a receiver returns an Ack DLLP (PCIe 5.0 Tables 3-7..3-9, the
+// Ack transmission latency limit) and an UpdateFC DLLP (Tables 2-46..2-48,
+// the UpdateFC transmission latency guideline) while TLPs stream, in
+// symbol times, by width (x1..x16) and max payload size (128..4096). The
+// two tables hold the same values at 8, 16 and 32 GT/s. Following
+// pcie-bench (Neugebauer et al., SIGCOMM 2018; its model/pcie.py, TLP_bw)
+// one DLLP of each kind takes 8 link bytes per this many link bytes: that
+// model matches the effective bandwidth the paper measured.
+constexpr unsigned kDllpInterval[5][6] = {
+	{333, 512, 655, 1167, 2191, 4239}, // x1
+	{224, 313, 385, 641, 1153, 2177},  // x2
+	{169, 214, 250, 378, 634, 1146},   // x4
+	{163, 203, 182, 246, 374, 630},	   // x8
+	{144, 168, 182, 246, 374, 630},	   // x16
+};
+
+// SKP ordered sets for clock compensation: 4 bytes per 1538, pcie-bench's
+// figure (PCIe 3.0 §4.2.7 schedules them every 1180..1538 symbol times).
+constexpr double kSkpShare = 4.0 / 1538.0;
+
+unsigned log2u(unsigned v)
+{
+	unsigned n = 0;
+	while (v >>= 1)
+		n++;
+	return n;
+}
+
 bool pow2(unsigned v)
 {
 	return v && !(v & (v - 1));
@@ -88,6 +120,24 @@ Cost completion_cost(const LinkParams &p, uint64_t addr, uint64_t len)
 	return cost(p, split_count(addr, len, cpl), kCplHeaderBytes, len);
 }
 
+double dllp_share(const LinkParams &p)
+{
+	// FLIT mode carries Ack/Nak and flow-control information in each
+	// flit's DLP bytes (PCIe 6.0 §4.2.3), already in the 256/236 ratio.
+	if (p.gen >= 6)
+		return 0.0;
+	const unsigned interval = kDllpInterval[log2u(p.width)][log2u(p.mps) - 7];
+	return 2.0 * kDllpBytes / interval + kSkpShare;
+}
+
+uint64_t dllp_bytes(const LinkParams &p, uint64_t wire)
+{
+	// The TLPs get 1 - share of the link: the rest is DLLPs and SKPs.
+	const double share = dllp_share(p);
+	return static_cast<uint64_t>(
+		std::llround(static_cast<double>(wire) * share / (1.0 - share)));
+}
+
 uint64_t serialize_ps(const LinkParams &p, uint64_t wire)
 {
 	return static_cast<uint64_t>(
@@ -98,7 +148,7 @@ double effective_write_bandwidth(const LinkParams &p, uint64_t len)
 {
 	// 64-bit addressed, len-aligned writes: every TLP carries a 4-DW header.
 	Cost c = write_cost(p, 1ull << 32, len);
-	return raw_bytes_per_second(p) * static_cast<double>(len) /
+	return raw_bytes_per_second(p) * (1.0 - dllp_share(p)) * static_cast<double>(len) /
 	       static_cast<double>(c.wire_bytes);
 }
 

@@ -8,7 +8,8 @@
 // PCIe 6.0 §4.2.3 (FLIT mode: 256-byte flits holding 236 TLP bytes, 6 DLP
 // bytes, 8 CRC bytes and 6 FEC bytes; no per-TLP framing or LCRC). The
 // method of counting per-TLP overhead follows Neugebauer et al.,
-// "Understanding PCIe performance for end host networking", SIGCOMM 2018.
+// "Understanding PCIe performance for end host networking", SIGCOMM 2018
+// (pcie-bench), as does the DLLP and SKP share of the link (dllp_share()).
 #pragma once
 
 #include <cstdint>
@@ -29,12 +30,14 @@ struct LinkCounters {
 	uint64_t tlps = 0;
 	uint64_t payload_bytes = 0;
 	uint64_t wire_bytes = 0;
-	uint64_t busy_ps = 0; // time the direction spent serializing
-	void add(uint64_t n_tlps, uint64_t payload, uint64_t wire, uint64_t ps)
+	uint64_t dllp_bytes = 0; // link time of the ACK/UpdateFC DLLPs and SKPs
+	uint64_t busy_ps = 0;	 // time the direction spent serializing
+	void add(uint64_t n_tlps, uint64_t payload, uint64_t wire, uint64_t dllp, uint64_t ps)
 	{
 		tlps += n_tlps;
 		payload_bytes += payload;
 		wire_bytes += wire;
+		dllp_bytes += dllp;
 		busy_ps += ps;
 	}
 };
@@ -71,10 +74,18 @@ Cost read_request_cost(const LinkParams &p, uint64_t addr, uint64_t len);
 // Completions with data for a read of len bytes at addr, split at RCB.
 Cost completion_cost(const LinkParams &p, uint64_t addr, uint64_t len);
 
+// Share of a direction's raw bandwidth that Ack and UpdateFC DLLPs and
+// SKP ordered sets take while TLPs stream (0 in FLIT mode).
+double dllp_share(const LinkParams &p);
+// Link bytes those DLLPs and SKPs take per `wire_bytes` of TLPs: the
+// direction is busy for wire_bytes + dllp_bytes.
+uint64_t dllp_bytes(const LinkParams &p, uint64_t wire_bytes);
+
 // Serialization time of wire bytes on the link, in picoseconds.
 uint64_t serialize_ps(const LinkParams &p, uint64_t wire_bytes);
 
-// Payload bytes per second a stream of aligned len-byte writes reaches.
+// Payload bytes per second a stream of aligned len-byte writes reaches,
+// after TLP, framing and DLLP overhead.
 double effective_write_bandwidth(const LinkParams &p, uint64_t len);
 
 // Why p is not a valid link, or nullptr.

@@ -1,0 +1,217 @@
+// SPDX-License-Identifier: MIT
+// The timed fabric's shared resources: flows that cross the same link,
+// switch, root complex or host memory share its bandwidth; saturation comes
+// from the configuration. Expected rates are computed here from the PCIe
+// arithmetic, not read back from the model.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "config.h"
+#include "fabric_harness.h"
+
+using namespace fabric_test;
+
+namespace
+{
+
+constexpr uint64_t kHost = 1ull << 32; // host memory above 4 GiB: 4-DW headers
+constexpr size_t kBurst = 64 << 10;    // the GPU copy engine's burst
+const sc_core::sc_time kRun(500, sc_core::SC_US);
+
+// Payload bandwidth of one direction of a Gen4 x16 link at MPS 256 with
+// 64-bit addresses: raw rate, less Ack/UpdateFC DLLPs (8 bytes per 168
+// each) and SKPs (4 per 1538), times 256 payload bytes per 280 on the wire.
+const double kLinkBps = 16e9 * 16 * 128 / 130 / 8 * (1 - 16.0 / 168 - 4.0 / 1538) * 256 / 280;
+
+NodeConfig timed(unsigned hop_latency_ns, unsigned host_mem_gbps = 1638)
+{
+	NodeConfig c;
+	c.mode = Mode::Timed;
+	c.hop_latency_ns = hop_latency_ns;
+	c.host_mem_gbps = host_mem_gbps;
+	return c;
+}
+
+// One elaboration per process: every harness is built up front.
+Harness &no_latency()
+{
+	static Harness h("no_latency", timed(0));
+	return h;
+}
+Harness &with_latency()
+{
+	static Harness h("with_latency", timed(150));
+	return h;
+}
+Harness &slow_memory() // 100 Gbit/s of host memory: 12.5e9 B/s
+{
+	static Harness h("slow_memory", timed(0, 100));
+	return h;
+}
+Harness &functional()
+{
+	static Harness h("functional", NodeConfig{});
+	return h;
+}
+
+// A DMA engine that starts its next burst when the previous one is done.
+struct Flow {
+	tlm_utils::simple_initiator_socket<Harness> *socket;
+	bool write;
+	uint64_t addr;
+	std::vector<uint8_t> buf = std::vector<uint8_t>(kBurst);
+	sc_core::sc_time from, at; // first burst's start, next burst's start
+	uint64_t bytes = 0;
+	double rate() const { return static_cast<double>(bytes) / (at - from).to_seconds(); }
+};
+
+// Run the flows from `from` until each has passed from + kRun. The flow
+// whose next burst starts first goes next, as SystemC would run them.
+// The harness's clock stays at 0: a burst's start is its time offset.
+void run(Harness &h, std::vector<Flow *> flows, sc_core::sc_time from)
+{
+	for (Flow *f : flows) {
+		f->from = f->at = from;
+		f->bytes = 0;
+	}
+	auto by_start = [](const Flow *a, const Flow *b) { return a->at < b->at; };
+	for (;;) {
+		Flow *f = *std::min_element(flows.begin(), flows.end(), by_start);
+		if (f->at >= from + kRun)
+			return;
+		sc_core::sc_time d = f->at;
+		ASSERT_TRUE(h.dma(*f->socket, f->write, f->addr, f->buf, &d));
+		ASSERT_GT(d, f->at);
+		f->at = d;
+		f->bytes += f->buf.size();
+	}
+}
+
+// Scenarios on one harness run one after another: the next starts once
+// every resource is idle again.
+sc_core::sc_time after(const std::vector<Flow *> &flows)
+{
+	sc_core::sc_time end = sc_core::SC_ZERO_TIME;
+	for (const Flow *f : flows)
+		end = std::max(end, f->at);
+	return end + sc_core::sc_time(10, sc_core::SC_US);
+}
+
+class Contention : public ::testing::Test
+{
+protected:
+	static void SetUpTestSuite()
+	{
+		no_latency();
+		with_latency();
+		slow_memory();
+		functional();
+		// Multi-sockets resolve their bindings when elaboration ends.
+		sc_core::sc_start(sc_core::SC_ZERO_TIME);
+	}
+};
+
+} // namespace
+
+TEST_F(Contention, TwoFlowsOnOneLinkEachGetHalf)
+{
+	Harness &h = no_latency();
+	Flow nic_host{&h.nic, true, kHost}, gpu_host{&h.gpu, true, kHost + (1 << 20)};
+	Flow nic_gpu{&h.nic, true, kGpuBar};
+	run(h, {&nic_host}, sc_core::SC_ZERO_TIME);
+	EXPECT_NEAR(nic_host.rate(), kLinkBps, 0.01 * kLinkBps) << "alone: the whole link";
+	// Both to host memory: they share the switch's upstream link.
+	run(h, {&nic_host, &gpu_host}, after({&nic_host}));
+	EXPECT_NEAR(nic_host.rate(), kLinkBps / 2, 0.03 * kLinkBps / 2);
+	EXPECT_NEAR(gpu_host.rate(), kLinkBps / 2, 0.03 * kLinkBps / 2);
+	// One to host memory, one to the GPU: they share the NIC's link.
+	run(h, {&nic_host, &nic_gpu}, after({&nic_host, &gpu_host}));
+	EXPECT_NEAR(nic_host.rate(), kLinkBps / 2, 0.03 * kLinkBps / 2);
+	EXPECT_NEAR(nic_gpu.rate(), kLinkBps / 2, 0.03 * kLinkBps / 2);
+}
+
+// With the default hop latency, a lone flow waits out each burst's
+// latency and leaves its links idle meanwhile; two flows to host memory
+// fill the uplink and their sum stops at its bandwidth. Peer-to-peer plus
+// a host flow share no link direction, so their sum goes past it.
+TEST_F(Contention, SaturatedUplinkCapsTheSum)
+{
+	Harness &h = with_latency();
+	Flow nic_host{&h.nic, true, kHost}, gpu_host{&h.gpu, true, kHost + (1 << 20)};
+	Flow nic_gpu{&h.nic, true, kGpuBar};
+	run(h, {&nic_host}, sc_core::SC_ZERO_TIME);
+	const double alone = nic_host.rate();
+	EXPECT_LT(alone, 0.95 * kLinkBps);
+	EXPECT_GT(alone, 0.80 * kLinkBps);
+	run(h, {&nic_host, &gpu_host}, after({&nic_host}));
+	const double bounce = nic_host.rate() + gpu_host.rate();
+	EXPECT_LE(bounce, 1.005 * kLinkBps);
+	EXPECT_GE(bounce, 0.97 * kLinkBps);
+	run(h, {&nic_gpu, &gpu_host}, after({&nic_host, &gpu_host}));
+	const double devmem = nic_gpu.rate() + gpu_host.rate();
+	EXPECT_NEAR(devmem, 2 * alone, 0.02 * 2 * alone);
+}
+
+TEST_F(Contention, HostMemoryBandwidthCapsRootComplexTraffic)
+{
+	Harness &h = slow_memory();
+	constexpr double kMemBps = 100e9 / 8;
+	Flow nic_host{&h.nic, true, kHost}, gpu_read{&h.gpu, false, kHost + (1 << 20)};
+	Flow nic_gpu{&h.nic, true, kGpuBar};
+	run(h, {&nic_host}, sc_core::SC_ZERO_TIME);
+	EXPECT_NEAR(nic_host.rate(), kMemBps, 0.02 * kMemBps);
+	// A write and a read stream share host memory, not a link direction.
+	h.fabric.reset_counters();
+	run(h, {&nic_host, &gpu_read}, after({&nic_host}));
+	EXPECT_NEAR(nic_host.rate() + gpu_read.rate(), kMemBps, 0.02 * kMemBps);
+	// Host memory was busy all along, for exactly bytes / bandwidth.
+	const FabricCounters &c = h.fabric.counters();
+	const uint64_t mem_bytes = c.rc_host_write_bytes + c.rc_host_read_bytes;
+	EXPECT_NEAR(c.host_mem_busy_ps / 1e12, mem_bytes / kMemBps, 1e-9);
+	EXPECT_NEAR(c.host_mem_busy_ps / 1e12, kRun.to_seconds(), 0.02 * kRun.to_seconds());
+	// Peer-to-peer never reaches host memory: the whole link.
+	run(h, {&nic_gpu}, after({&nic_host, &gpu_read}));
+	EXPECT_NEAR(nic_gpu.rate(), kLinkBps, 0.01 * kLinkBps);
+}
+
+TEST_F(Contention, BusyTimeIsWireBytesOverBandwidth)
+{
+	Harness &h = no_latency();
+	Flow nic_host{&h.nic, true, kHost}, gpu_host{&h.gpu, true, kHost + (1 << 20)};
+	const sc_core::sc_time from = after({}) + sc_core::sc_time(2, sc_core::SC_MS);
+	h.fabric.reset_counters();
+	run(h, {&nic_host, &gpu_host}, from);
+	const FabricCounters &c = h.fabric.counters();
+	const double raw = raw_bytes_per_second(h.fabric.link());
+	const LinkCounters *dirs[] = {&c.endpoint[kNic][kUp], &c.endpoint[kGpu][kUp],
+				      &c.upstream[kUp]};
+	for (const LinkCounters *lc : dirs) {
+		const double expect_s = static_cast<double>(lc->wire_bytes + lc->dllp_bytes) / raw;
+		// Rounded to whole picoseconds once per transfer.
+		EXPECT_NEAR(lc->busy_ps / 1e12, expect_s, 1e-12 * static_cast<double>(lc->tlps));
+	}
+	// The shared uplink was busy the whole run; each endpoint link half.
+	const double elapsed = (std::max(nic_host.at, gpu_host.at) - from).to_seconds();
+	EXPECT_NEAR(c.upstream[kUp].busy_ps / 1e12 / elapsed, 1.0, 0.02);
+	EXPECT_NEAR(c.endpoint[kNic][kUp].busy_ps / 1e12 / elapsed, 0.5, 0.02);
+	EXPECT_EQ(c.switch_busy_ps, c.rc_busy_ps); // the same TLPs, the same capacity
+}
+
+// Functional mode: the same routing and counters, no delay and no queue.
+TEST_F(Contention, FunctionalModeHasZeroLatency)
+{
+	Harness &h = functional();
+	std::vector<uint8_t> buf(kBurst);
+	for (int i = 0; i < 100; i++) {
+		for (auto *s : {&h.nic, &h.gpu}) {
+			sc_core::sc_time d = sc_core::SC_ZERO_TIME;
+			ASSERT_TRUE(h.dma(*s, true, kHost, buf, &d));
+			EXPECT_EQ(d, sc_core::SC_ZERO_TIME);
+		}
+	}
+	const FabricCounters &c = h.fabric.counters();
+	EXPECT_EQ(c.upstream[kUp].payload_bytes, 200u * kBurst);
+	EXPECT_GT(c.upstream[kUp].busy_ps, 0u);
+	EXPECT_GT(c.host_mem_busy_ps, 0u);
+}
