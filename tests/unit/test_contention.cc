@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
 
 #include "config.h"
 #include "fabric_harness.h"
@@ -33,10 +34,21 @@ NodeConfig timed(unsigned hop_latency_ns, unsigned host_mem_gbps = 1638)
 	return c;
 }
 
-// One elaboration per process: every harness is built up front.
+// One elaboration per process: every harness is built up front, one per
+// test, so that no test queues behind another's traffic.
 Harness &no_latency()
 {
 	static Harness h("no_latency", timed(0));
+	return h;
+}
+Harness &readers()
+{
+	static Harness h("readers", timed(0));
+	return h;
+}
+Harness &busy()
+{
+	static Harness h("busy", timed(0));
 	return h;
 }
 Harness &with_latency()
@@ -47,6 +59,15 @@ Harness &with_latency()
 Harness &slow_memory() // 100 Gbit/s of host memory: 12.5e9 B/s
 {
 	static Harness h("slow_memory", timed(0, 100));
+	return h;
+}
+Harness &acs_redirect()
+{
+	static Harness h("acs_redirect", [] {
+		NodeConfig c = timed(0);
+		c.acs_redirect = true;
+		return c;
+	}());
 	return h;
 }
 Harness &functional()
@@ -66,36 +87,36 @@ struct Flow {
 	double rate() const { return static_cast<double>(bytes) / (at - from).to_seconds(); }
 };
 
-// Run the flows from `from` until each has passed from + kRun. The flow
+// When each harness's resources are next all idle: scenarios on one
+// harness (and repeated test runs) start there, behind no one's traffic.
+sc_core::sc_time &idle_from(const Harness &h)
+{
+	static std::map<const Harness *, sc_core::sc_time> idle;
+	return idle[&h];
+}
+
+// Run the flows for kRun, each from the harness's idle time. The flow
 // whose next burst starts first goes next, as SystemC would run them.
 // The harness's clock stays at 0: a burst's start is its time offset.
-void run(Harness &h, std::vector<Flow *> flows, sc_core::sc_time from)
+void run(Harness &h, std::vector<Flow *> flows)
 {
+	const sc_core::sc_time from = idle_from(h);
 	for (Flow *f : flows) {
 		f->from = f->at = from;
 		f->bytes = 0;
 	}
 	auto by_start = [](const Flow *a, const Flow *b) { return a->at < b->at; };
-	for (;;) {
-		Flow *f = *std::min_element(flows.begin(), flows.end(), by_start);
-		if (f->at >= from + kRun)
-			return;
+	for (Flow *f = flows[0]; f->at < from + kRun;
+	     f = *std::min_element(flows.begin(), flows.end(), by_start)) {
 		sc_core::sc_time d = f->at;
 		ASSERT_TRUE(h.dma(*f->socket, f->write, f->addr, f->buf, &d));
 		ASSERT_GT(d, f->at);
 		f->at = d;
 		f->bytes += f->buf.size();
 	}
-}
-
-// Scenarios on one harness run one after another: the next starts once
-// every resource is idle again.
-sc_core::sc_time after(const std::vector<Flow *> &flows)
-{
-	sc_core::sc_time end = sc_core::SC_ZERO_TIME;
 	for (const Flow *f : flows)
-		end = std::max(end, f->at);
-	return end + sc_core::sc_time(10, sc_core::SC_US);
+		idle_from(h) = std::max(idle_from(h), f->at);
+	idle_from(h) += sc_core::sc_time(10, sc_core::SC_US);
 }
 
 class Contention : public ::testing::Test
@@ -104,8 +125,11 @@ protected:
 	static void SetUpTestSuite()
 	{
 		no_latency();
+		readers();
+		busy();
 		with_latency();
 		slow_memory();
+		acs_redirect();
 		functional();
 		// Multi-sockets resolve their bindings when elaboration ends.
 		sc_core::sc_start(sc_core::SC_ZERO_TIME);
@@ -119,16 +143,45 @@ TEST_F(Contention, TwoFlowsOnOneLinkEachGetHalf)
 	Harness &h = no_latency();
 	Flow nic_host{&h.nic, true, kHost}, gpu_host{&h.gpu, true, kHost + (1 << 20)};
 	Flow nic_gpu{&h.nic, true, kGpuBar};
-	run(h, {&nic_host}, sc_core::SC_ZERO_TIME);
+	run(h, {&nic_host});
 	EXPECT_NEAR(nic_host.rate(), kLinkBps, 0.01 * kLinkBps) << "alone: the whole link";
 	// Both to host memory: they share the switch's upstream link.
-	run(h, {&nic_host, &gpu_host}, after({&nic_host}));
+	run(h, {&nic_host, &gpu_host});
 	EXPECT_NEAR(nic_host.rate(), kLinkBps / 2, 0.03 * kLinkBps / 2);
 	EXPECT_NEAR(gpu_host.rate(), kLinkBps / 2, 0.03 * kLinkBps / 2);
 	// One to host memory, one to the GPU: they share the NIC's link.
-	run(h, {&nic_host, &nic_gpu}, after({&nic_host, &gpu_host}));
+	run(h, {&nic_host, &nic_gpu});
 	EXPECT_NEAR(nic_host.rate(), kLinkBps / 2, 0.03 * kLinkBps / 2);
 	EXPECT_NEAR(nic_gpu.rate(), kLinkBps / 2, 0.03 * kLinkBps / 2);
+}
+
+// Reads: requests go up, completions (64-byte RCB pieces, 12-byte headers)
+// come down, and two readers of host memory share the uplink's down
+// direction.
+TEST_F(Contention, ReadCompletionsShareTheDownDirection)
+{
+	Harness &h = readers();
+	const double cpl_bps =
+		16e9 * 16 * 128 / 130 / 8 * (1 - 16.0 / 168 - 4.0 / 1538) * 64 / (64 + 20);
+	Flow nic_read{&h.nic, false, kHost}, gpu_read{&h.gpu, false, kHost + (1 << 20)};
+	run(h, {&nic_read});
+	EXPECT_NEAR(nic_read.rate(), cpl_bps, 0.01 * cpl_bps);
+	run(h, {&nic_read, &gpu_read});
+	EXPECT_NEAR(nic_read.rate(), cpl_bps / 2, 0.03 * cpl_bps / 2);
+	EXPECT_NEAR(gpu_read.rate(), cpl_bps / 2, 0.03 * cpl_bps / 2);
+}
+
+// With ACS redirect, peer-to-peer goes up to the root complex and back:
+// it now shares the uplink with a host flow, where at the switch it did
+// not.
+TEST_F(Contention, AcsRedirectedPeerTrafficSharesTheUplink)
+{
+	Harness &h = acs_redirect();
+	Flow nic_gpu{&h.nic, true, kGpuBar}, gpu_host{&h.gpu, true, kHost};
+	run(h, {&nic_gpu, &gpu_host});
+	EXPECT_NEAR(nic_gpu.rate(), kLinkBps / 2, 0.03 * kLinkBps / 2);
+	EXPECT_NEAR(gpu_host.rate(), kLinkBps / 2, 0.03 * kLinkBps / 2);
+	EXPECT_GT(h.fabric.counters().rc_p2p_bytes, 0u);
 }
 
 // With the default hop latency, a lone flow waits out each burst's
@@ -140,15 +193,15 @@ TEST_F(Contention, SaturatedUplinkCapsTheSum)
 	Harness &h = with_latency();
 	Flow nic_host{&h.nic, true, kHost}, gpu_host{&h.gpu, true, kHost + (1 << 20)};
 	Flow nic_gpu{&h.nic, true, kGpuBar};
-	run(h, {&nic_host}, sc_core::SC_ZERO_TIME);
+	run(h, {&nic_host});
 	const double alone = nic_host.rate();
 	EXPECT_LT(alone, 0.95 * kLinkBps);
 	EXPECT_GT(alone, 0.80 * kLinkBps);
-	run(h, {&nic_host, &gpu_host}, after({&nic_host}));
+	run(h, {&nic_host, &gpu_host});
 	const double bounce = nic_host.rate() + gpu_host.rate();
 	EXPECT_LE(bounce, 1.005 * kLinkBps);
 	EXPECT_GE(bounce, 0.97 * kLinkBps);
-	run(h, {&nic_gpu, &gpu_host}, after({&nic_host, &gpu_host}));
+	run(h, {&nic_gpu, &gpu_host});
 	const double devmem = nic_gpu.rate() + gpu_host.rate();
 	EXPECT_NEAR(devmem, 2 * alone, 0.02 * 2 * alone);
 }
@@ -159,11 +212,11 @@ TEST_F(Contention, HostMemoryBandwidthCapsRootComplexTraffic)
 	constexpr double kMemBps = 100e9 / 8;
 	Flow nic_host{&h.nic, true, kHost}, gpu_read{&h.gpu, false, kHost + (1 << 20)};
 	Flow nic_gpu{&h.nic, true, kGpuBar};
-	run(h, {&nic_host}, sc_core::SC_ZERO_TIME);
+	run(h, {&nic_host});
 	EXPECT_NEAR(nic_host.rate(), kMemBps, 0.02 * kMemBps);
 	// A write and a read stream share host memory, not a link direction.
 	h.fabric.reset_counters();
-	run(h, {&nic_host, &gpu_read}, after({&nic_host}));
+	run(h, {&nic_host, &gpu_read});
 	EXPECT_NEAR(nic_host.rate() + gpu_read.rate(), kMemBps, 0.02 * kMemBps);
 	// Host memory was busy all along, for exactly bytes / bandwidth.
 	const FabricCounters &c = h.fabric.counters();
@@ -171,17 +224,16 @@ TEST_F(Contention, HostMemoryBandwidthCapsRootComplexTraffic)
 	EXPECT_NEAR(c.host_mem_busy_ps / 1e12, mem_bytes / kMemBps, 1e-9);
 	EXPECT_NEAR(c.host_mem_busy_ps / 1e12, kRun.to_seconds(), 0.02 * kRun.to_seconds());
 	// Peer-to-peer never reaches host memory: the whole link.
-	run(h, {&nic_gpu}, after({&nic_host, &gpu_read}));
+	run(h, {&nic_gpu});
 	EXPECT_NEAR(nic_gpu.rate(), kLinkBps, 0.01 * kLinkBps);
 }
 
 TEST_F(Contention, BusyTimeIsWireBytesOverBandwidth)
 {
-	Harness &h = no_latency();
+	Harness &h = busy();
 	Flow nic_host{&h.nic, true, kHost}, gpu_host{&h.gpu, true, kHost + (1 << 20)};
-	const sc_core::sc_time from = after({}) + sc_core::sc_time(2, sc_core::SC_MS);
 	h.fabric.reset_counters();
-	run(h, {&nic_host, &gpu_host}, from);
+	run(h, {&nic_host, &gpu_host});
 	const FabricCounters &c = h.fabric.counters();
 	const double raw = raw_bytes_per_second(h.fabric.link());
 	const LinkCounters *dirs[] = {&c.endpoint[kNic][kUp], &c.endpoint[kGpu][kUp],
@@ -192,7 +244,7 @@ TEST_F(Contention, BusyTimeIsWireBytesOverBandwidth)
 		EXPECT_NEAR(lc->busy_ps / 1e12, expect_s, 1e-12 * static_cast<double>(lc->tlps));
 	}
 	// The shared uplink was busy the whole run; each endpoint link half.
-	const double elapsed = (std::max(nic_host.at, gpu_host.at) - from).to_seconds();
+	const double elapsed = (std::max(nic_host.at, gpu_host.at) - nic_host.from).to_seconds();
 	EXPECT_NEAR(c.upstream[kUp].busy_ps / 1e12 / elapsed, 1.0, 0.02);
 	EXPECT_NEAR(c.endpoint[kNic][kUp].busy_ps / 1e12 / elapsed, 0.5, 0.02);
 	EXPECT_EQ(c.switch_busy_ps, c.rc_busy_ps); // the same TLPs, the same capacity
@@ -202,6 +254,7 @@ TEST_F(Contention, BusyTimeIsWireBytesOverBandwidth)
 TEST_F(Contention, FunctionalModeHasZeroLatency)
 {
 	Harness &h = functional();
+	h.fabric.reset_counters();
 	std::vector<uint8_t> buf(kBurst);
 	for (int i = 0; i < 100; i++) {
 		for (auto *s : {&h.nic, &h.gpu}) {
