@@ -176,6 +176,13 @@ std::vector<Key> base_keys()
 			 c.hop_latency_ns = static_cast<unsigned>(
 				 get_int(n, w, "pcie.hop_latency_ns", 0, 100000));
 		 }},
+	};
+}
+
+// Capacities of the timed fabric's shared resources besides the links.
+std::vector<Key> fabric_keys()
+{
+	return {
 		gbps_key("pcie.switch_gbps",
 			 "TLP bytes the switch forwards, all ports together, Gbit/s (timed mode)",
 			 &NodeConfig::switch_gbps),
@@ -295,6 +302,8 @@ const std::vector<Key> &schema()
 {
 	static const std::vector<Key> keys = [] {
 		std::vector<Key> k = base_keys();
+		for (Key &f : fabric_keys())
+			k.push_back(std::move(f));
 		for (Key &f : fault_keys())
 			k.push_back(std::move(f));
 		return k;
