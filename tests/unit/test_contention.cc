@@ -70,6 +70,11 @@ Harness &acs_redirect()
 	}());
 	return h;
 }
+Harness &huge()
+{
+	static Harness h("huge", timed(150));
+	return h;
+}
 Harness &functional()
 {
 	static Harness h("functional", NodeConfig{});
@@ -130,6 +135,7 @@ protected:
 		with_latency();
 		slow_memory();
 		acs_redirect();
+		huge();
 		functional();
 		// Multi-sockets resolve their bindings when elaboration ends.
 		sc_core::sc_start(sc_core::SC_ZERO_TIME);
@@ -267,4 +273,28 @@ TEST_F(Contention, FunctionalModeHasZeroLatency)
 	EXPECT_EQ(c.upstream[kUp].payload_bytes, 200u * kBurst);
 	EXPECT_GT(c.upstream[kUp].busy_ps, 0u);
 	EXPECT_GT(c.host_mem_busy_ps, 0u);
+}
+
+// A guest can post a DMA of gigabytes: the fabric's work for it is one
+// reservation per resource on the path, not one per TLP, so a step that
+// issues it stays short. Its time and counts are still the TLPs'.
+TEST_F(Contention, HugeTransferIsTimedWithoutPerTlpWork)
+{
+	Harness &h = huge();
+	h.fabric.reset_counters();
+	constexpr uint64_t kLen = 2ull << 30;
+	uint8_t byte = 0;
+	tlm::tlm_generic_payload gp; // the host callback moves no data
+	gp.set_command(tlm::TLM_WRITE_COMMAND);
+	gp.set_address(kHost);
+	gp.set_data_ptr(&byte);
+	gp.set_data_length(static_cast<unsigned>(kLen));
+	gp.set_streaming_width(static_cast<unsigned>(kLen));
+	sc_core::sc_time d = idle_from(h);
+	h.nic->b_transport(gp, d);
+	ASSERT_TRUE(gp.is_response_ok());
+	const double s = (d - idle_from(h)).to_seconds();
+	EXPECT_NEAR(s, kLen / kLinkBps, 0.001 * kLen / kLinkBps);
+	EXPECT_EQ(h.fabric.counters().upstream[kUp].tlps, kLen / 256);
+	idle_from(h) = d;
 }
