@@ -7,21 +7,12 @@
 #include <optional>
 #include <sstream>
 
-#define TOML_EXCEPTIONS 1
-#include <toml++/toml.h>
+#include "topology_toml.h"
 
 namespace devmemsim
 {
-namespace
+namespace toml_value
 {
-
-using Setter = std::function<void(NodeConfig &, const toml::node &, const std::string &where)>;
-
-struct Key {
-	const char *path;
-	const char *help;
-	Setter set;
-};
 
 [[noreturn]] void fail(const std::string &where, const std::string &key, const std::string &what)
 {
@@ -79,6 +70,23 @@ uint64_t get_size(const toml::node &n, const std::string &where, const std::stri
 		fail(where, key, "size \"" + *s + "\" is too large");
 	return num << shift;
 }
+
+} // namespace toml_value
+
+namespace
+{
+
+using toml_value::fail;
+using toml_value::get_int;
+using toml_value::get_size;
+
+using Setter = std::function<void(NodeConfig &, const toml::node &, const std::string &where)>;
+
+struct Key {
+	const char *path;
+	const char *help;
+	Setter set;
+};
 
 // A capacity in Gbit/s: 1 Gbit/s up to 100 Tbit/s.
 Key gbps_key(const char *path, const char *help, unsigned NodeConfig::*field)
@@ -192,6 +200,18 @@ std::vector<Key> fabric_keys()
 		gbps_key("host.mem_bandwidth_gbps",
 			 "host memory bandwidth left to device DMA, Gbit/s (timed mode)",
 			 &NodeConfig::host_mem_gbps),
+		{"iommu.enabled", "DMA remapping on transfers through a root complex",
+		 [](NodeConfig &c, const toml::node &n, const std::string &w) {
+			 auto v = n.value_exact<bool>();
+			 if (!v)
+				 fail(w, "iommu.enabled", "expected true or false");
+			 c.iommu = *v;
+		 }},
+		{"iommu.translation_ns", "IOMMU translation time per transaction (timed mode)",
+		 [](NodeConfig &c, const toml::node &n, const std::string &w) {
+			 c.iommu_ns = static_cast<unsigned>(
+				 get_int(n, w, "iommu.translation_ns", 0, 100000));
+		 }},
 	};
 }
 
@@ -334,6 +354,8 @@ void apply(NodeConfig &cfg, const toml::table &t, const std::string &prefix,
 	for (auto &&[k, v] : t) {
 		std::string path =
 			prefix.empty() ? std::string(k.str()) : prefix + "." + std::string(k.str());
+		if (path == "topology")
+			continue; // read last, after the keys its defaults come from
 		if (auto sub = v.as_table()) {
 			apply(cfg, *sub, path, where);
 			continue;
@@ -360,10 +382,11 @@ const char *parser_name(NicParser p)
 NodeConfig load_config(const std::string &path, const std::vector<std::string> &overrides)
 {
 	NodeConfig cfg;
+	toml::table file;
 	if (!path.empty()) {
 		try {
-			toml::table t = toml::parse_file(path);
-			apply(cfg, t, "", path);
+			file = toml::parse_file(path);
+			apply(cfg, file, "", path);
 		} catch (const toml::parse_error &e) {
 			std::ostringstream m;
 			if (e.source().begin.line)
@@ -395,6 +418,11 @@ NodeConfig load_config(const std::string &path, const std::vector<std::string> &
 	if (const char *why = pcie::check(cfg.link))
 		throw ConfigError((path.empty() ? std::string("configuration") : path) +
 				  ": pcie: " + why);
+	if (const toml::node *topo = file.get("topology")) {
+		if (!topo->is_table())
+			fail(path, "topology", "expected a table");
+		cfg.topology = parse_topology(*topo->as_table(), cfg, path);
+	}
 	if (const char *why = check(cfg.faults))
 		throw ConfigError((path.empty() ? std::string("configuration") : path) + ": " +
 				  why);
@@ -471,7 +499,10 @@ std::string to_toml(const NodeConfig &cfg)
 	  << "switch_gbps = " << cfg.switch_gbps << "\n"
 	  << "root_complex_gbps = " << cfg.root_complex_gbps << "\n"
 	  << "\n[host]\n"
-	  << "mem_bandwidth_gbps = " << cfg.host_mem_gbps << "\n";
+	  << "mem_bandwidth_gbps = " << cfg.host_mem_gbps << "\n"
+	  << "\n[iommu]\n"
+	  << "enabled = " << (cfg.iommu ? "true" : "false") << "\n"
+	  << "translation_ns = " << cfg.iommu_ns << "\n";
 	const FaultConfig &f = cfg.faults;
 	o << "\n[faults]\n"
 	  << "seed = " << f.seed << "\n"
@@ -493,6 +524,8 @@ std::string to_toml(const NodeConfig &cfg)
 	  << "gpu_msi_delay_rate = " << exact(f.msi_delay_rate[kFaultGpu]) << "\n"
 	  << "msi_delay_ns = " << f.msi_delay_ns << "\n"
 	  << "gpu_engine_error_rate = " << exact(f.gpu_engine_error_rate) << "\n";
+	if (!cfg.topology.sockets.empty())
+		write_topology(o, cfg.topology, cfg);
 	return o.str();
 }
 

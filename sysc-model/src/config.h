@@ -22,6 +22,47 @@ public:
 };
 
 enum class Mode { Functional, Timed };
+
+// The node's PCIe tree ([topology] in configs/node/default.toml;
+// docs/architecture.md, "Node topology"). Resolved: every value is set,
+// the ones the file left out taken from the [pcie] and [host] keys.
+constexpr unsigned kMaxSockets = 2;
+constexpr unsigned kMaxDevices = 32; // NICs, and as many GPUs
+
+struct SocketConfig {
+	std::string name;
+	uint64_t mem_base = 0; // its host memory: from here to the next socket's base
+	unsigned mem_gbps = 0; // host-memory bandwidth left to device DMA
+	unsigned root_complex_gbps = 0;
+};
+
+// A root port: a named port of a socket's root complex. It carries one link.
+struct RootPort {
+	unsigned socket = 0;
+	std::string name;
+};
+
+struct SwitchConfig {
+	std::string name;
+	RootPort on;
+	pcie::LinkParams uplink; // switch <-> root port
+	unsigned gbps = 0;	 // what the switch forwards, all ports together
+};
+
+struct DeviceConfig {
+	std::string name;
+	int on_switch = -1; // index into switches; -1: on root port `port`
+	RootPort port;
+	pcie::LinkParams link; // device <-> switch or root port
+};
+
+struct Topology {
+	std::vector<SocketConfig> sockets; // 1 or 2
+	unsigned inter_socket_gbps = 0;	   // per direction; with two sockets
+	unsigned inter_socket_latency_ns = 0;
+	std::vector<SwitchConfig> switches;
+	std::vector<DeviceConfig> nics, gpus; // as many GPUs as NICs
+};
 enum class NicParser { Behavioural, Rtl };
 
 struct NodeConfig {
@@ -41,8 +82,19 @@ struct NodeConfig {
 	// nic.parser, nic.parser_clock_mhz (the RTL parser's clock)
 	NicParser nic_parser = NicParser::Behavioural;
 	unsigned nic_parser_clock_mhz = 500;
+	// iommu.enabled, iommu.translation_ns: DMA remapping for transfers
+	// that cross a root complex.
+	bool iommu = false;
+	unsigned iommu_ns = 100;
 	FaultConfig faults; // [faults]: fault injection, all off by default
+	// [topology]; empty: the default (topology_of() spells it out).
+	Topology topology;
 };
+
+// The node's tree: cfg.topology, or when the configuration gives none,
+// today's default: one socket "s0", switch "sw0" on its root port "rp0",
+// one NIC "nic" and one GPU "gpu" under the switch, every link [pcie].
+Topology topology_of(const NodeConfig &cfg);
 
 // Read path (empty: defaults only), then apply overrides, each "key=value"
 // with a dotted key and a TOML value (bare words are taken as strings).
