@@ -187,7 +187,7 @@ TEST_F(Contention, AcsRedirectedPeerTrafficSharesTheUplink)
 	run(h, {&nic_gpu, &gpu_host});
 	EXPECT_NEAR(nic_gpu.rate(), kLinkBps / 2, 0.03 * kLinkBps / 2);
 	EXPECT_NEAR(gpu_host.rate(), kLinkBps / 2, 0.03 * kLinkBps / 2);
-	EXPECT_GT(h.fabric.counters().rc_p2p_bytes, 0u);
+	EXPECT_GT(h.fabric.counters().sockets[0].p2p_bytes, 0u);
 }
 
 // With the default hop latency, a lone flow waits out each burst's
@@ -226,9 +226,10 @@ TEST_F(Contention, HostMemoryBandwidthCapsRootComplexTraffic)
 	EXPECT_NEAR(nic_host.rate() + gpu_read.rate(), kMemBps, 0.02 * kMemBps);
 	// Host memory was busy all along, for exactly bytes / bandwidth.
 	const FabricCounters &c = h.fabric.counters();
-	const uint64_t mem_bytes = c.rc_host_write_bytes + c.rc_host_read_bytes;
-	EXPECT_NEAR(c.host_mem_busy_ps / 1e12, mem_bytes / kMemBps, 1e-9);
-	EXPECT_NEAR(c.host_mem_busy_ps / 1e12, kRun.to_seconds(), 0.02 * kRun.to_seconds());
+	const uint64_t mem_bytes = c.sockets[0].host_write_bytes + c.sockets[0].host_read_bytes;
+	EXPECT_NEAR(c.sockets[0].host_mem_busy_ps / 1e12, mem_bytes / kMemBps, 1e-9);
+	EXPECT_NEAR(c.sockets[0].host_mem_busy_ps / 1e12, kRun.to_seconds(),
+		    0.02 * kRun.to_seconds());
 	// Peer-to-peer never reaches host memory: the whole link.
 	run(h, {&nic_gpu});
 	EXPECT_NEAR(nic_gpu.rate(), kLinkBps, 0.01 * kLinkBps);
@@ -243,7 +244,7 @@ TEST_F(Contention, BusyTimeIsWireBytesOverBandwidth)
 	const FabricCounters &c = h.fabric.counters();
 	const double raw = raw_bytes_per_second(h.fabric.link());
 	const LinkCounters *dirs[] = {&c.endpoint[kNic][kUp], &c.endpoint[kGpu][kUp],
-				      &c.upstream[kUp]};
+				      &c.uplink[0][kUp]};
 	for (const LinkCounters *lc : dirs) {
 		const double expect_s = static_cast<double>(lc->wire_bytes + lc->dllp_bytes) / raw;
 		// Rounded to whole picoseconds once per transfer.
@@ -251,9 +252,10 @@ TEST_F(Contention, BusyTimeIsWireBytesOverBandwidth)
 	}
 	// The shared uplink was busy the whole run; each endpoint link half.
 	const double elapsed = (std::max(nic_host.at, gpu_host.at) - nic_host.from).to_seconds();
-	EXPECT_NEAR(c.upstream[kUp].busy_ps / 1e12 / elapsed, 1.0, 0.02);
+	EXPECT_NEAR(c.uplink[0][kUp].busy_ps / 1e12 / elapsed, 1.0, 0.02);
 	EXPECT_NEAR(c.endpoint[kNic][kUp].busy_ps / 1e12 / elapsed, 0.5, 0.02);
-	EXPECT_EQ(c.switch_busy_ps, c.rc_busy_ps); // the same TLPs, the same capacity
+	EXPECT_EQ(c.switches[0].busy_ps,
+		  c.sockets[0].rc_busy_ps); // the same TLPs, the same capacity
 }
 
 // Functional mode: the same routing and counters, no delay and no queue.
@@ -270,9 +272,9 @@ TEST_F(Contention, FunctionalModeHasZeroLatency)
 		}
 	}
 	const FabricCounters &c = h.fabric.counters();
-	EXPECT_EQ(c.upstream[kUp].payload_bytes, 200u * kBurst);
-	EXPECT_GT(c.upstream[kUp].busy_ps, 0u);
-	EXPECT_GT(c.host_mem_busy_ps, 0u);
+	EXPECT_EQ(c.uplink[0][kUp].payload_bytes, 200u * kBurst);
+	EXPECT_GT(c.uplink[0][kUp].busy_ps, 0u);
+	EXPECT_GT(c.sockets[0].host_mem_busy_ps, 0u);
 }
 
 // A guest can post a DMA of gigabytes: the fabric's work for it is one
@@ -295,6 +297,6 @@ TEST_F(Contention, HugeTransferIsTimedWithoutPerTlpWork)
 	ASSERT_TRUE(gp.is_response_ok());
 	const double s = (d - idle_from(h)).to_seconds();
 	EXPECT_NEAR(s, kLen / kLinkBps, 0.001 * kLen / kLinkBps);
-	EXPECT_EQ(h.fabric.counters().upstream[kUp].tlps, kLen / 256);
+	EXPECT_EQ(h.fabric.counters().uplink[0][kUp].tlps, kLen / 256);
 	idle_from(h) = d;
 }

@@ -161,9 +161,9 @@ Harness &timed()
 void expect_switch_conserves(const FabricCounters &c)
 {
 	uint64_t in = c.endpoint[kNic][kUp].payload_bytes + c.endpoint[kGpu][kUp].payload_bytes +
-		      c.upstream[kDown].payload_bytes;
+		      c.uplink[0][kDown].payload_bytes;
 	uint64_t out = c.endpoint[kNic][kDown].payload_bytes +
-		       c.endpoint[kGpu][kDown].payload_bytes + c.upstream[kUp].payload_bytes;
+		       c.endpoint[kGpu][kDown].payload_bytes + c.uplink[0][kUp].payload_bytes;
 	EXPECT_EQ(in, out);
 }
 
@@ -196,13 +196,15 @@ TEST_F(Routing, NicToGpuBarTurnsAroundAtTheSwitch)
 	std::vector<uint8_t> buf(4096, 0xab);
 	ASSERT_TRUE(h.dma(h.nic, true, kGpuBar + 0x1000, buf));
 	const FabricCounters &c = h.fabric.counters();
-	EXPECT_EQ(c.switch_p2p_bytes, 4096u);
+	EXPECT_EQ(c.switches[0].p2p_bytes, 4096u);
 	EXPECT_EQ(c.endpoint[kNic][kUp].payload_bytes, 4096u);
 	EXPECT_EQ(c.endpoint[kNic][kUp].tlps, 16u);
 	EXPECT_EQ(c.endpoint[kNic][kUp].wire_bytes, 4096u + 16 * 24);
 	EXPECT_EQ(c.endpoint[kGpu][kDown].payload_bytes, 4096u);
-	EXPECT_EQ(c.upstream[kUp].tlps + c.upstream[kDown].tlps, 0u);
-	EXPECT_EQ(c.rc_host_write_bytes + c.rc_host_read_bytes + c.rc_p2p_bytes, 0u);
+	EXPECT_EQ(c.uplink[0][kUp].tlps + c.uplink[0][kDown].tlps, 0u);
+	EXPECT_EQ(c.sockets[0].host_write_bytes + c.sockets[0].host_read_bytes +
+			  c.sockets[0].p2p_bytes,
+		  0u);
 	EXPECT_TRUE(h.host_calls.empty());
 	EXPECT_EQ(h.gpu_ram[0x1000], 0xab);
 	EXPECT_EQ(h.gpu_ram[0x1fff], 0xab);
@@ -215,10 +217,10 @@ TEST_F(Routing, HostAddressGoesToTheRootComplex)
 	std::vector<uint8_t> buf(4096);
 	ASSERT_TRUE(h.dma(h.nic, true, 0x100000, buf));
 	const FabricCounters &c = h.fabric.counters();
-	EXPECT_EQ(c.rc_host_write_bytes, 4096u);
-	EXPECT_EQ(c.upstream[kUp].payload_bytes, 4096u);
-	EXPECT_EQ(c.upstream[kUp].wire_bytes, 4096u + 16 * 20); // 32-bit: 3 DW headers
-	EXPECT_EQ(c.switch_p2p_bytes, 0u);
+	EXPECT_EQ(c.sockets[0].host_write_bytes, 4096u);
+	EXPECT_EQ(c.uplink[0][kUp].payload_bytes, 4096u);
+	EXPECT_EQ(c.uplink[0][kUp].wire_bytes, 4096u + 16 * 20); // 32-bit: 3 DW headers
+	EXPECT_EQ(c.switches[0].p2p_bytes, 0u);
 	ASSERT_EQ(h.host_calls.size(), 1u);
 	EXPECT_EQ(h.host_calls[0].port, unsigned(kNic));
 	EXPECT_EQ(h.host_calls[0].addr, 0x100000u);
@@ -232,12 +234,12 @@ TEST_F(Routing, HostReadCountsRequestsAndCompletions)
 	std::vector<uint8_t> buf(4096);
 	ASSERT_TRUE(h.dma(h.gpu, false, 0x200000, buf));
 	const FabricCounters &c = h.fabric.counters();
-	EXPECT_EQ(c.rc_host_read_bytes, 4096u);
+	EXPECT_EQ(c.sockets[0].host_read_bytes, 4096u);
 	EXPECT_EQ(c.endpoint[kGpu][kUp].tlps, 8u); // MRRS 512
 	EXPECT_EQ(c.endpoint[kGpu][kUp].payload_bytes, 0u);
 	EXPECT_EQ(c.endpoint[kGpu][kDown].tlps, 64u); // RCB 64
 	EXPECT_EQ(c.endpoint[kGpu][kDown].payload_bytes, 4096u);
-	EXPECT_EQ(c.upstream[kDown].payload_bytes, 4096u);
+	EXPECT_EQ(c.uplink[0][kDown].payload_bytes, 4096u);
 	expect_switch_conserves(c);
 }
 
@@ -247,12 +249,12 @@ TEST_F(Routing, AcsRedirectSendsP2pThroughTheRootComplex)
 	std::vector<uint8_t> buf(8192, 0x5a);
 	ASSERT_TRUE(h.dma(h.nic, true, kGpuBar, buf));
 	const FabricCounters &c = h.fabric.counters();
-	EXPECT_EQ(c.switch_p2p_bytes, 0u);
-	EXPECT_EQ(c.rc_p2p_bytes, 8192u);
-	EXPECT_EQ(c.upstream[kUp].payload_bytes, 8192u);
-	EXPECT_EQ(c.upstream[kDown].payload_bytes, 8192u);
+	EXPECT_EQ(c.switches[0].p2p_bytes, 0u);
+	EXPECT_EQ(c.sockets[0].p2p_bytes, 8192u);
+	EXPECT_EQ(c.uplink[0][kUp].payload_bytes, 8192u);
+	EXPECT_EQ(c.uplink[0][kDown].payload_bytes, 8192u);
 	EXPECT_EQ(c.endpoint[kGpu][kDown].payload_bytes, 8192u);
-	EXPECT_EQ(c.rc_host_write_bytes, 0u);
+	EXPECT_EQ(c.sockets[0].host_write_bytes, 0u);
 	EXPECT_TRUE(h.host_calls.empty());
 	EXPECT_EQ(h.gpu_ram[8191], 0x5a);
 	expect_switch_conserves(c);
@@ -269,11 +271,11 @@ TEST_F(Routing, CountersAddUpOverAMixedSequence)
 	ASSERT_TRUE(h.dma(h.nic, false, kGpuBar + 0x10000, a));
 	const FabricCounters &c = h.fabric.counters();
 	expect_switch_conserves(c);
-	EXPECT_EQ(c.switch_p2p_bytes, 9000u + 1500);
-	EXPECT_EQ(c.rc_host_write_bytes, 1500u + 4096);
-	EXPECT_EQ(c.rc_host_read_bytes, 4096u);
-	EXPECT_EQ(c.upstream[kUp].payload_bytes, c.rc_host_write_bytes);
-	EXPECT_EQ(c.upstream[kDown].payload_bytes, c.rc_host_read_bytes);
+	EXPECT_EQ(c.switches[0].p2p_bytes, 9000u + 1500);
+	EXPECT_EQ(c.sockets[0].host_write_bytes, 1500u + 4096);
+	EXPECT_EQ(c.sockets[0].host_read_bytes, 4096u);
+	EXPECT_EQ(c.uplink[0][kUp].payload_bytes, c.sockets[0].host_write_bytes);
+	EXPECT_EQ(c.uplink[0][kDown].payload_bytes, c.sockets[0].host_read_bytes);
 }
 
 TEST_F(Routing, FaultsAndWindowOverrunsAreErrors)

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "node/node.h"
 
 using namespace devmemsim;
 
@@ -252,4 +253,20 @@ TEST(TopologyErrors, Sockets)
 	EXPECT_EQ(error_of("[topology]\nsockets = 1\n"),
 		  "topology.sockets: unknown key (known: socket, inter_socket, switch, nic, "
 		  "gpu)");
+}
+
+// The node (and the C ABI) hold one pair until they address device
+// instances; the refusal comes before the node claims the process.
+TEST(Topology, NodeRefusesMoreThanOnePair)
+{
+	TempToml f(
+		"[[topology.switch]]\n[[topology.nic]]\ncount = 2\n[[topology.gpu]]\ncount = 2\n");
+	NodeConfig cfg = load_config(f.path());
+	try {
+		Node n("node", cfg);
+		ADD_FAILURE() << "built a node with two pairs";
+	} catch (const ConfigError &e) {
+		EXPECT_STREQ(e.what(), "topology: 2 NIC/GPU pairs: a node holds one pair until "
+				       "the C ABI addresses device instances");
+	}
 }

@@ -21,11 +21,24 @@ bool claim_process()
 	return true;
 }
 
+// The node's devices are one NIC and one GPU (capi.cc addresses them as
+// "the NIC" and "the GPU"); the fabric places them as the topology says.
+// More pairs need device-instance addressing in the C ABI first.
+bool check_one_pair(const NodeConfig &cfg)
+{
+	const Topology t = topology_of(cfg);
+	if (t.nics.size() != 1)
+		throw ConfigError("topology: " + std::to_string(t.nics.size()) +
+				  " NIC/GPU pairs: a node holds one pair until the C ABI "
+				  "addresses device instances");
+	return true;
+}
+
 } // namespace
 
 Node::Node(sc_core::sc_module_name name, const NodeConfig &cfg)
-    : sc_core::sc_module((claim_process(), name)), fabric("fabric", cfg), nic("nic", cfg),
-      gpu("gpu", cfg), faults("faults", cfg.faults), cfg_(cfg)
+    : sc_core::sc_module((check_one_pair(cfg), claim_process(), name)), fabric("fabric", cfg),
+      nic("nic", cfg), gpu("gpu", cfg), faults("faults", cfg.faults), cfg_(cfg)
 {
 	// Fabric ports in pcie::Port order.
 	nic.dma.bind(fabric.dma);

@@ -10,8 +10,6 @@ namespace devmemsim::pcie
 namespace
 {
 
-const char *const kPortNames[kNumPorts] = {"nic", "gpu"};
-
 // Simulated time in ps. The kernel's time resolution is 1 ps (SystemC's
 // default, which nothing changes) or finer.
 uint64_t ps_of(const sc_core::sc_time &t)
@@ -19,14 +17,25 @@ uint64_t ps_of(const sc_core::sc_time &t)
 	return t.value() / sc_core::sc_time(1, sc_core::SC_PS).value();
 }
 
-void put_dir(std::ostream &o, const char *name, const LinkCounters &c)
+// Gbit/s to bytes per picosecond: * 1e9 / 8 / 1e12.
+double bpps(unsigned gbps)
+{
+	return gbps / 8000.0;
+}
+
+uint64_t ps_for(uint64_t bytes, double bytes_per_ps)
+{
+	return static_cast<uint64_t>(std::llround(static_cast<double>(bytes) / bytes_per_ps));
+}
+
+void put_dir(std::ostream &o, const std::string &name, const LinkCounters &c)
 {
 	o << "\"" << name << "\": {\"tlps\": " << c.tlps
 	  << ", \"payload_bytes\": " << c.payload_bytes << ", \"wire_bytes\": " << c.wire_bytes
 	  << ", \"dllp_bytes\": " << c.dllp_bytes << ", \"busy_ns\": " << c.busy_ps / 1000 << "}";
 }
 
-void put_link(std::ostream &o, const char *name, const LinkParams &p,
+void put_link(std::ostream &o, const std::string &name, const LinkParams &p,
 	      const std::array<LinkCounters, 2> &c)
 {
 	o << "\"" << name << "\": {\"gen\": " << p.gen << ", \"width\": " << p.width << ", ";
@@ -39,33 +48,65 @@ void put_link(std::ostream &o, const char *name, const LinkParams &p,
 } // namespace
 
 Fabric::Fabric(sc_core::sc_module_name name, const NodeConfig &cfg)
-    : sc_core::sc_module(name),
-      dma("dma"), bar_mem{tlm_utils::simple_initiator_socket_tagged<Fabric>("bar_mem_nic"),
-			  tlm_utils::simple_initiator_socket_tagged<Fabric>("bar_mem_gpu")},
-      link_(cfg.link), acs_redirect_(cfg.acs_redirect), timed_(cfg.mode == Mode::Timed),
+    : sc_core::sc_module(name), dma("dma"), topo_(topology_of(cfg)), link_(cfg.link),
+      acs_redirect_(cfg.acs_redirect), timed_(cfg.mode == Mode::Timed), iommu_(cfg.iommu),
       hop_latency_ps_(uint64_t{cfg.hop_latency_ns} * 1000),
-      // Gbit/s to bytes per picosecond: * 1e9 / 8 / 1e12.
-      switch_bpps_(cfg.switch_gbps / 8000.0), rc_bpps_(cfg.root_complex_gbps / 8000.0),
-      host_mem_bpps_(cfg.host_mem_gbps / 8000.0), mode_(mode_name(cfg.mode))
+      iommu_ps_(uint64_t{cfg.iommu_ns} * 1000),
+      inter_socket_ps_(uint64_t{topo_.inter_socket_latency_ns} * 1000),
+      inter_socket_bpps_(bpps(topo_.inter_socket_gbps)), mode_(mode_name(cfg.mode))
 {
+	for (const auto *kind : {&topo_.nics, &topo_.gpus})
+		for (const DeviceConfig &d : *kind) {
+			const unsigned socket = d.on_switch >= 0
+							? topo_.switches[d.on_switch].on.socket
+							: d.port.socket;
+			attach_.push_back({d.on_switch, socket});
+			endpoint_link_.push_back(d.link);
+		}
+	for (const SwitchConfig &s : topo_.switches) {
+		uplink_link_.push_back(s.uplink);
+		switch_bpps_.push_back(bpps(s.gbps));
+	}
+	for (const SocketConfig &s : topo_.sockets) {
+		rc_bpps_.push_back(bpps(s.root_complex_gbps));
+		host_mem_bpps_.push_back(bpps(s.mem_gbps));
+	}
+	endpoint_free_.resize(ports());
+	uplink_free_.resize(topo_.switches.size());
+	switch_free_.resize(topo_.switches.size());
+	rc_free_.resize(topo_.sockets.size());
+	host_mem_free_.resize(topo_.sockets.size());
+	win_.resize(ports());
+	bus_master_.assign(ports(), true);
+	bar_mem.init(ports());
+	reset_counters();
 	dma.register_b_transport(this, &Fabric::b_transport);
+}
+
+void Fabric::reset_counters()
+{
+	c_ = FabricCounters{};
+	c_.endpoint.resize(ports());
+	c_.uplink.resize(topo_.switches.size());
+	c_.switches.resize(topo_.switches.size());
+	c_.sockets.resize(topo_.sockets.size());
 }
 
 void Fabric::set_window(unsigned port, uint64_t addr, uint64_t size)
 {
-	if (port < kNumPorts)
+	if (port < ports())
 		win_[port] = {addr, size};
 }
 
 void Fabric::set_bus_master(unsigned port, bool on)
 {
-	if (port < kNumPorts)
+	if (port < ports())
 		bus_master_[port] = on;
 }
 
 int Fabric::window_of(uint64_t addr, uint64_t len) const
 {
-	for (unsigned p = 0; p < kNumPorts; p++) {
+	for (unsigned p = 0; p < ports(); p++) {
 		const Window &w = win_[p];
 		if (!w.size || addr < w.base || addr - w.base >= w.size)
 			continue;
@@ -75,92 +116,154 @@ int Fabric::window_of(uint64_t addr, uint64_t len) const
 	return -1;
 }
 
-// From the requester's port toward the target: a peer's BAR (turned around
-// at the switch, or at the root complex with ACS redirect) or, for host
-// memory and unroutable addresses, the root complex.
-Fabric::Route Fabric::route(unsigned port, int target)
+// The socket whose memory holds a host address: each socket's memory runs
+// from its mem_base to the next socket's.
+unsigned Fabric::socket_of(uint64_t host_addr) const
+{
+	unsigned s = 0;
+	while (s + 1 < topo_.sockets.size() && host_addr >= topo_.sockets[s + 1].mem_base)
+		s++;
+	return s;
+}
+
+// From the requester's port toward the target: a peer under the same
+// switch turns around there (unless ACS redirects it); anything else
+// climbs to the requester's root complex, crosses to the other socket if
+// the peer or the memory is there, and a peer's traffic descends to it.
+Fabric::Route Fabric::route(unsigned port, int target, unsigned mem_socket) const
 {
 	Route r;
-	auto link = [&r](std::array<LinkCounters, 2> &lc, std::array<uint64_t, 2> &free, Dir d) {
-		r.hop[r.n++] = {&lc, &free, d, false};
-	};
-	auto forward = [&r](bool root_complex) {
-		r.hop[r.n++] = {nullptr, nullptr, kUp, root_complex};
-	};
-	link(c_.endpoint[port], endpoint_free_[port], kUp);
-	forward(false);
-	if (target < 0 || acs_redirect_) {
-		link(c_.upstream, upstream_free_, kUp);
-		forward(true);
-		if (target >= 0) {
-			link(c_.upstream, upstream_free_, kDown);
-			forward(false);
-		}
+	const Attach &from = attach_[port];
+	r.add(Res::Endpoint, port, kUp);
+	if (target >= 0 && from.sw >= 0 && from.sw == attach_[target].sw && !acs_redirect_) {
+		r.add(Res::Switch, static_cast<unsigned>(from.sw));
+		r.add(Res::Endpoint, static_cast<unsigned>(target), kDown);
+		return r;
 	}
-	if (target >= 0) {
-		auto t = static_cast<unsigned>(target);
-		link(c_.endpoint[t], endpoint_free_[t], kDown);
+	if (from.sw >= 0) {
+		r.add(Res::Switch, static_cast<unsigned>(from.sw));
+		r.add(Res::Uplink, static_cast<unsigned>(from.sw), kUp);
 	}
+	r.add(Res::RootComplex, from.socket);
+	const unsigned to_socket = target >= 0 ? attach_[target].socket : mem_socket;
+	if (to_socket != from.socket) {
+		r.add(Res::InterSocket, 0, static_cast<Dir>(from.socket));
+		r.add(Res::RootComplex, to_socket);
+	}
+	if (target < 0)
+		return r;
+	const Attach &to = attach_[target];
+	if (to.sw >= 0) {
+		r.add(Res::Uplink, static_cast<unsigned>(to.sw), kDown);
+		r.add(Res::Switch, static_cast<unsigned>(to.sw));
+	}
+	r.add(Res::Endpoint, static_cast<unsigned>(target), kDown);
 	return r;
+}
+
+// Peer-to-peer payload is counted where it turns: at the switch, or at
+// every root complex it goes through.
+void Fabric::count_p2p(const Route &r, uint64_t len)
+{
+	for (unsigned i = 0; i < r.n; i++) {
+		if (r.hop[i].kind == Res::RootComplex)
+			c_.sockets[r.hop[i].index].p2p_bytes += len;
+		else if (r.hop[i].kind == Res::Switch && r.n == 3)
+			c_.switches[r.hop[i].index].p2p_bytes += len;
+	}
 }
 
 void Fabric::add_link(Path &path, const Hop &h, Tlps kind, uint64_t addr, uint64_t len)
 {
+	const bool endpoint = h.kind == Res::Endpoint;
+	const LinkParams &p = endpoint ? endpoint_link_[h.index] : uplink_link_[h.index];
+	auto &counters = endpoint ? c_.endpoint[h.index] : c_.uplink[h.index];
+	auto &free = endpoint ? endpoint_free_[h.index] : uplink_free_[h.index];
 	const Dir d = kind != Tlps::Completion ? h.toward : (h.toward == kUp ? kDown : kUp);
-	const Cost c = kind == Tlps::Write	  ? write_cost(link_, addr, len)
-		       : kind == Tlps::Completion ? completion_cost(link_, addr, len)
-						  : read_request_cost(link_, addr, len);
-	const uint64_t dllp = dllp_bytes(link_, c.wire_bytes);
-	const uint64_t ps = serialize_ps(link_, c.wire_bytes + dllp);
-	(*h.link)[d].add(c.tlps, kind == Tlps::ReadRequest ? 0 : len, c.wire_bytes, dllp, ps);
-	path.stage[path.n++] = {&(*h.link_free)[d], ps, ps / c.tlps, 0};
+	const Cost c = kind == Tlps::Write	  ? write_cost(p, addr, len)
+		       : kind == Tlps::Completion ? completion_cost(p, addr, len)
+						  : read_request_cost(p, addr, len);
+	const uint64_t dllp = dllp_bytes(p, c.wire_bytes);
+	const uint64_t ps = serialize_ps(p, c.wire_bytes + dllp);
+	counters[d].add(c.tlps, kind == Tlps::ReadRequest ? 0 : len, c.wire_bytes, dllp, ps);
+	path.stage[path.n++] = {&free[d], ps, ps / c.tlps, 0};
 	path.last = c;
 }
 
-// A switch or the root complex forwards the TLPs the link before it
-// carried, after its forwarding latency.
-void Fabric::add_forward(Path &path, bool root_complex)
+// The inter-socket link (UPI, Infinity Fabric) carries the TLPs the PCIe
+// link before it did, their bytes at its bandwidth, after its latency.
+void Fabric::add_inter_socket(Path &path, const Hop &h, Tlps kind, uint64_t len)
 {
-	const double bpps = root_complex ? rc_bpps_ : switch_bpps_;
-	const auto ps = static_cast<uint64_t>(
-		std::llround(static_cast<double>(path.last.wire_bytes) / bpps));
-	(root_complex ? c_.rc_busy_ps : c_.switch_busy_ps) += ps;
-	path.stage[path.n++] = {root_complex ? &rc_free_ : &switch_free_, ps, ps / path.last.tlps,
-				hop_latency_ps_};
+	const unsigned d = kind != Tlps::Completion ? h.toward : 1 - h.toward;
+	const uint64_t ps = ps_for(path.last.wire_bytes, inter_socket_bpps_);
+	c_.inter_socket[d].add(path.last.tlps, kind == Tlps::ReadRequest ? 0 : len,
+			       path.last.wire_bytes, 0, ps);
+	path.stage[path.n++] = {&inter_socket_free_[d], ps, ps / path.last.tlps, inter_socket_ps_};
+}
+
+// A switch or a root complex forwards the TLPs the link before it
+// carried, after its forwarding latency; the first root complex of a
+// transaction also translates its address when the IOMMU is on.
+void Fabric::add_forward(Path &path, const Hop &h)
+{
+	const bool rc = h.kind == Res::RootComplex;
+	const uint64_t ps =
+		ps_for(path.last.wire_bytes, rc ? rc_bpps_[h.index] : switch_bpps_[h.index]);
+	(rc ? c_.sockets[h.index].rc_busy_ps : c_.switches[h.index].busy_ps) += ps;
+	uint64_t latency = hop_latency_ps_;
+	if (rc && iommu_ && !path.translated) {
+		path.translated = true;
+		c_.iommu_translations++;
+		latency += iommu_ps_;
+	}
+	path.stage[path.n++] = {rc ? &rc_free_[h.index] : &switch_free_[h.index], ps,
+				ps / path.last.tlps, latency};
 }
 
 // Host memory moves the payload, a request's (or a write TLP's) worth at
 // a time.
-void Fabric::add_memory(Path &path, uint64_t len)
+void Fabric::add_memory(Path &path, unsigned socket, uint64_t len)
 {
-	const auto ps =
-		static_cast<uint64_t>(std::llround(static_cast<double>(len) / host_mem_bpps_));
-	c_.host_mem_busy_ps += ps;
-	path.stage[path.n++] = {&host_mem_free_, ps, ps / path.last.tlps, 0};
+	const uint64_t ps = ps_for(len, host_mem_bpps_[socket]);
+	c_.sockets[socket].host_mem_busy_ps += ps;
+	path.stage[path.n++] = {&host_mem_free_[socket], ps, ps / path.last.tlps, 0};
+}
+
+void Fabric::add_hop(Path &path, const Hop &h, Tlps kind, uint64_t addr, uint64_t len)
+{
+	switch (h.kind) {
+	case Res::Endpoint:
+	case Res::Uplink:
+		add_link(path, h, kind, addr, len);
+		break;
+	case Res::InterSocket:
+		add_inter_socket(path, h, kind, len);
+		break;
+	case Res::Switch:
+	case Res::RootComplex:
+		add_forward(path, h);
+		break;
+	}
 }
 
 // Writes cross the route toward the target; reads send their requests
-// that way and the completions come back over the same hops.
-Fabric::Path Fabric::path(const Route &r, bool is_write, bool to_host, uint64_t addr, uint64_t len)
+// that way and the completions come back over the same hops. mem_socket:
+// the socket whose host memory is the target, or -1 for a peer.
+Fabric::Path Fabric::path(const Route &r, bool is_write, int mem_socket, uint64_t addr,
+			  uint64_t len)
 {
 	Path p;
-	for (unsigned i = 0; i < r.n; i++) {
-		if (r.hop[i].link)
-			add_link(p, r.hop[i], is_write ? Tlps::Write : Tlps::ReadRequest, addr,
-				 len);
-		else
-			add_forward(p, r.hop[i].root_complex);
-	}
-	if (to_host)
-		add_memory(p, len);
+	for (unsigned i = 0; i < r.n; i++)
+		add_hop(p, r.hop[i], is_write ? Tlps::Write : Tlps::ReadRequest, addr, len);
+	if (mem_socket >= 0)
+		add_memory(p, static_cast<unsigned>(mem_socket), len);
 	if (is_write)
 		return p;
-	for (unsigned i = r.n; i-- > 0;) {
-		if (r.hop[i].link)
-			add_link(p, r.hop[i], Tlps::Completion, addr, len);
-		else
-			add_forward(p, r.hop[i].root_complex);
-	}
+	// The target's end sends completions: a switch or root complex next
+	// to it forwards those, not the requests that came in.
+	p.last = completion_cost(link_, addr, len);
+	for (unsigned i = r.n; i-- > 0;)
+		add_hop(p, r.hop[i], Tlps::Completion, addr, len);
 	return p;
 }
 
@@ -192,7 +295,7 @@ void Fabric::b_transport(int port, tlm::tlm_generic_payload &gp, sc_core::sc_tim
 	const uint64_t addr = gp.get_address();
 	const uint64_t len = gp.get_data_length();
 	const unsigned p = static_cast<unsigned>(port);
-	if (p >= kNumPorts || !len) {
+	if (p >= ports() || !len) {
 		gp.set_response_status(tlm::TLM_GENERIC_ERROR_RESPONSE);
 		return;
 	}
@@ -205,11 +308,15 @@ void Fabric::b_transport(int port, tlm::tlm_generic_payload &gp, sc_core::sc_tim
 		return;
 	}
 	const int target = window_of(addr, len);
+	const unsigned mem_socket = socket_of(addr);
+	const Route r = route(p, target, mem_socket);
 	if (target >= 0)
-		(acs_redirect_ ? c_.rc_p2p_bytes : c_.switch_p2p_bytes) += len;
+		count_p2p(r, len);
 	else if (target == -1)
-		(w ? c_.rc_host_write_bytes : c_.rc_host_read_bytes) += len;
-	const Path route_path = path(route(p, target), w, target == -1, addr, len);
+		(w ? c_.sockets[mem_socket].host_write_bytes
+		   : c_.sockets[mem_socket].host_read_bytes) += len;
+	const Path route_path =
+		path(r, w, target == -1 ? static_cast<int>(mem_socket) : -1, addr, len);
 	if (timed_) {
 		// delay is the requester's time offset (TLM loosely timed): the
 		// transfer starts then and delay becomes the time it is done.
@@ -233,27 +340,93 @@ void Fabric::b_transport(int port, tlm::tlm_generic_payload &gp, sc_core::sc_tim
 		c_.dma_faults++;
 }
 
+// Links in the counters: a device's by its name; a switch's uplink is
+// "upstream" when the node has one switch, else "SWITCH.upstream".
+std::string Fabric::link_name(Res kind, unsigned index) const
+{
+	if (kind == Res::Uplink)
+		return topo_.switches.size() == 1 ? "upstream"
+						  : topo_.switches[index].name + ".upstream";
+	const unsigned k = static_cast<unsigned>(topo_.nics.size());
+	return index < k ? topo_.nics[index].name : topo_.gpus[index - k].name;
+}
+
 std::string Fabric::stats_json() const
 {
 	std::ostringstream o;
 	o << "{\"mode\": \"" << mode_ << "\", \"mps\": " << link_.mps
 	  << ", \"mrrs\": " << link_.mrrs
 	  << ", \"acs_redirect\": " << (acs_redirect_ ? "true" : "false") << ", \"links\": {";
-	for (unsigned p = 0; p < kNumPorts; p++) {
-		put_link(o, kPortNames[p], link_, c_.endpoint[p]);
-		o << ", ";
+	put_links(o);
+	o << "}, ";
+	put_totals(o);
+	o << ", \"switches\": {";
+	for (unsigned s = 0; s < topo_.switches.size(); s++)
+		o << (s ? ", " : "") << "\"" << topo_.switches[s].name
+		  << "\": {\"p2p_bytes\": " << c_.switches[s].p2p_bytes
+		  << ", \"busy_ns\": " << c_.switches[s].busy_ps / 1000 << "}";
+	o << "}, \"sockets\": {";
+	for (unsigned s = 0; s < topo_.sockets.size(); s++) {
+		o << (s ? ", " : "") << "\"" << topo_.sockets[s].name << "\": {";
+		put_socket(o, c_.sockets[s]);
+		o << "}";
 	}
-	put_link(o, "upstream", link_, c_.upstream);
-	o << "}, \"switch\": {\"p2p_bytes\": " << c_.switch_p2p_bytes
-	  << ", \"busy_ns\": " << c_.switch_busy_ps / 1000 << "}"
-	  << ", \"root_complex\": {\"host_write_bytes\": " << c_.rc_host_write_bytes
-	  << ", \"host_read_bytes\": " << c_.rc_host_read_bytes
-	  << ", \"p2p_bytes\": " << c_.rc_p2p_bytes << ", \"busy_ns\": " << c_.rc_busy_ps / 1000
-	  << "}"
-	  << ", \"host_memory\": {\"bytes\": " << c_.rc_host_write_bytes + c_.rc_host_read_bytes
-	  << ", \"busy_ns\": " << c_.host_mem_busy_ps / 1000 << "}"
+	o << "}, \"iommu\": {\"enabled\": " << (iommu_ ? "true" : "false")
+	  << ", \"translations\": " << c_.iommu_translations << "}"
 	  << ", \"dma_faults\": " << c_.dma_faults << "}";
 	return o.str();
+}
+
+// Device links first, then the switches' uplinks and the inter-socket link.
+void Fabric::put_links(std::ostream &o) const
+{
+	const char *sep = "";
+	for (unsigned p = 0; p < ports(); p++, sep = ", ") {
+		o << sep;
+		put_link(o, link_name(Res::Endpoint, p), endpoint_link_[p], c_.endpoint[p]);
+	}
+	for (unsigned s = 0; s < topo_.switches.size(); s++) {
+		o << ", ";
+		put_link(o, link_name(Res::Uplink, s), uplink_link_[s], c_.uplink[s]);
+	}
+	if (topo_.sockets.size() < 2)
+		return;
+	o << ", \"inter_socket\": {\"gbps\": " << topo_.inter_socket_gbps
+	  << ", \"latency_ns\": " << topo_.inter_socket_latency_ns << ", ";
+	put_dir(o, "from_" + topo_.sockets[0].name, c_.inter_socket[0]);
+	o << ", ";
+	put_dir(o, "from_" + topo_.sockets[1].name, c_.inter_socket[1]);
+	o << "}";
+}
+
+// "root_complex" and "host_memory" of one socket.
+void Fabric::put_socket(std::ostream &o, const SocketCounters &s)
+{
+	o << "\"root_complex\": {\"host_write_bytes\": " << s.host_write_bytes
+	  << ", \"host_read_bytes\": " << s.host_read_bytes << ", \"p2p_bytes\": " << s.p2p_bytes
+	  << ", \"busy_ns\": " << s.rc_busy_ps / 1000 << "}"
+	  << ", \"host_memory\": {\"bytes\": " << s.host_write_bytes + s.host_read_bytes
+	  << ", \"busy_ns\": " << s.host_mem_busy_ps / 1000 << "}";
+}
+
+// The node's "switch", "root_complex" and "host_memory": sums over its
+// switches and sockets.
+void Fabric::put_totals(std::ostream &o) const
+{
+	SwitchCounters sw;
+	for (const SwitchCounters &s : c_.switches)
+		sw.p2p_bytes += s.p2p_bytes, sw.busy_ps += s.busy_ps;
+	SocketCounters sum;
+	for (const SocketCounters &s : c_.sockets) {
+		sum.host_write_bytes += s.host_write_bytes;
+		sum.host_read_bytes += s.host_read_bytes;
+		sum.p2p_bytes += s.p2p_bytes;
+		sum.rc_busy_ps += s.rc_busy_ps;
+		sum.host_mem_busy_ps += s.host_mem_busy_ps;
+	}
+	o << "\"switch\": {\"p2p_bytes\": " << sw.p2p_bytes
+	  << ", \"busy_ns\": " << sw.busy_ps / 1000 << "}, ";
+	put_socket(o, sum);
 }
 
 } // namespace devmemsim::pcie

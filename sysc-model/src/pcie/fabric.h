@@ -1,37 +1,46 @@
 // SPDX-License-Identifier: MIT
-// The node's PCIe fabric: root complex, one switch (upstream port and a
-// downstream port per endpoint) and the links between them.
+// The node's PCIe fabric: a tree built from the node's topology (config.h,
+// Topology): one or two root complexes (sockets) joined by an inter-socket
+// link, switches on root ports, and NICs and GPUs on switches or directly
+// on root ports. The default topology is
 //
 //   root complex ── "upstream" link ── switch ─┬─ "nic" link ── NIC
 //                                              └─ "gpu" link ── GPU
 //
 // Endpoints issue DMA into the fabric's target socket for their port, one
-// TLM generic payload per burst, tagged with a DmaExtension. The fabric
-// routes by address: into a BAR window of a device under the switch (P2P,
-// turned around at the switch, or at the root complex with acs_redirect),
-// or to host memory through the root complex. It counts TLPs, payload and
-// wire bytes and busy time on every link it crosses, annotates the delay
-// in timed mode, and moves the bytes through the target: host memory by
-// the host's DMA callback, device memory by the owning endpoint's target.
+// TLM generic payload per burst, tagged with a DmaExtension. Ports: NIC i
+// is port i, GPU i is port K + i (K NICs). The fabric routes by address:
+// into a BAR window of a device (P2P: turned around at the switch both
+// devices are under, else at the root complex, crossing the inter-socket
+// link when the devices are on different sockets; with acs_redirect always
+// at the root complex), or to host memory through the root complex, then
+// over the inter-socket link when the address is the other socket's
+// memory. It counts TLPs, payload and wire bytes and busy time on every
+// link it crosses, annotates the delay in timed mode, and moves the bytes
+// through the target: host memory by the host's DMA callback, device
+// memory by the owning endpoint's target.
 //
 // Timed mode is approximately timed (docs/architecture.md, "Timed
-// fabric"): every link direction, the switch, the root complex and host
-// memory are resources with a time they are next free. A transaction's
-// TLPs reserve the resources on their path in order, pipelined (a stage
-// starts when its first TLP has arrived and the resource is free), so
-// flows that share a resource share its bandwidth and a saturated one
-// delays everything behind it. The work per transaction is a constant:
-// one reservation per resource on the path, whatever its length.
+// fabric"): every link direction, every switch, every root complex, every
+// socket's host memory and each direction of the inter-socket link are
+// resources with a time they are next free. A transaction's TLPs reserve
+// the resources on their path in order, pipelined (a stage starts when
+// its first TLP has arrived and the resource is free), so flows that share
+// a resource share its bandwidth and a saturated one delays everything
+// behind it. The work per transaction is a constant: one reservation per
+// resource on the path, whatever its length.
 #pragma once
 
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <ostream>
 #include <string>
 #include <systemc>
 #include <tlm>
 #include <tlm_utils/multi_passthrough_target_socket.h>
 #include <tlm_utils/simple_initiator_socket.h>
+#include <vector>
 
 #include "config.h"
 #include "pcie/link.h"
@@ -39,7 +48,8 @@
 namespace devmemsim::pcie
 {
 
-enum Port : unsigned { kNic = 0, kGpu = 1, kNumPorts = 2 };
+// The default topology's ports.
+enum Port : unsigned { kNic = 0, kGpu = 1 };
 enum Dir : unsigned { kUp = 0, kDown = 1 };
 
 // Host memory behind the root complex. Returns false on a DMA fault (the
@@ -47,29 +57,46 @@ enum Dir : unsigned { kUp = 0, kDown = 1 };
 using HostDma = std::function<bool(unsigned requester, uint64_t addr, void *buf, uint64_t len,
 				   bool is_write)>;
 
-struct FabricCounters {
-	std::array<std::array<LinkCounters, 2>, kNumPorts> endpoint{}; // [port][dir]
-	std::array<LinkCounters, 2> upstream{};			       // [dir]
-	uint64_t switch_p2p_bytes = 0;
-	uint64_t switch_busy_ps = 0;	  // time spent forwarding TLPs
-	uint64_t rc_host_write_bytes = 0; // device -> host memory
-	uint64_t rc_host_read_bytes = 0;  // host memory -> device
-	uint64_t rc_p2p_bytes = 0;	  // P2P turned around at the root complex
+struct SwitchCounters {
+	uint64_t p2p_bytes = 0; // payload turned around here
+	uint64_t busy_ps = 0;	// time spent forwarding TLPs
+};
+
+struct SocketCounters {
+	uint64_t host_write_bytes = 0; // device -> this socket's host memory
+	uint64_t host_read_bytes = 0;  // this socket's host memory -> device
+	uint64_t p2p_bytes = 0;	       // P2P through this root complex
 	uint64_t rc_busy_ps = 0;
 	uint64_t host_mem_busy_ps = 0; // host memory moving device traffic
+};
+
+struct FabricCounters {
+	std::vector<std::array<LinkCounters, 2>> endpoint; // [port][dir]
+	std::vector<std::array<LinkCounters, 2>> uplink;   // [switch][dir]
+	// [socket the TLPs leave]: inter_socket[0] carries socket 0 -> 1.
+	std::array<LinkCounters, 2> inter_socket{};
+	std::vector<SwitchCounters> switches;
+	std::vector<SocketCounters> sockets;
+	uint64_t iommu_translations = 0;
 	uint64_t dma_faults = 0;
 };
 
 class Fabric : public sc_core::sc_module
 {
 public:
+	// The tree is topology_of(cfg).
 	Fabric(sc_core::sc_module_name name, const NodeConfig &cfg);
 
 	// Endpoints bind their DMA initiator socket here; the socket index is
-	// the port (bind the NIC first, then the GPU).
+	// the port (bind the NICs first, then the GPUs).
 	tlm_utils::multi_passthrough_target_socket<Fabric> dma;
 	// To the endpoints' BAR memory (P2P targets), index = port.
-	tlm_utils::simple_initiator_socket_tagged<Fabric> bar_mem[kNumPorts];
+	sc_core::sc_vector<tlm_utils::simple_initiator_socket_tagged<Fabric>> bar_mem;
+
+	const Topology &topology() const { return topo_; }
+	unsigned ports() const { return static_cast<unsigned>(attach_.size()); }
+	unsigned nic_port(unsigned i) const { return i; }
+	unsigned gpu_port(unsigned i) const { return static_cast<unsigned>(topo_.nics.size()) + i; }
 
 	void set_host_dma(HostDma fn) { host_dma_ = std::move(fn); }
 	// A BAR window a device exposes to P2P: [addr, addr+size) routes to
@@ -82,7 +109,7 @@ public:
 
 	const FabricCounters &counters() const { return c_; }
 	// Counters only: the resources stay reserved for the transfers in flight.
-	void reset_counters() { c_ = FabricCounters{}; }
+	void reset_counters();
 	const LinkParams &link() const { return link_; }
 	// Counters as JSON (docs/stats.md describes the schema).
 	std::string stats_json() const;
@@ -96,57 +123,86 @@ private:
 		uint64_t *free_ps;
 		uint64_t total_ps, unit_ps, latency_ps;
 	};
-	// Most stages a path has: an ACS-redirected peer read crosses seven
-	// resources each way, plus the target.
-	static constexpr unsigned kMaxStages = 16;
+	// Most stages a path has: a read crosses nine resources each way,
+	// plus the target.
+	static constexpr unsigned kMaxStages = 20;
 	struct Path {
 		std::array<Stage, kMaxStages> stage;
 		unsigned n = 0;
-		Cost last{0, 0}; // the TLPs of the last link stage added
+		Cost last{0, 0};	 // the TLPs of the last link stage added
+		bool translated = false; // the IOMMU has seen the transaction
 	};
 	// A hop of a route: a link (crossed toward the target in direction
 	// `toward`, with completions coming back the other way) or a switch
-	// or root complex that forwards the TLPs.
+	// or root complex that forwards the TLPs. index: the port, switch or
+	// socket; for the inter-socket link, `toward` is the socket the
+	// request leaves.
+	enum class Res { Endpoint, Uplink, InterSocket, Switch, RootComplex };
 	struct Hop {
-		std::array<LinkCounters, 2> *link; // nullptr: a switch or root complex
-		std::array<uint64_t, 2> *link_free;
+		Res kind;
+		unsigned index;
 		Dir toward;
-		bool root_complex;
 	};
-	static constexpr unsigned kMaxHops = 8;
+	// Most hops a route has: a peer on the other socket, both devices
+	// under switches (link, switch, uplink, root complex, inter-socket,
+	// root complex, uplink, switch, link).
+	static constexpr unsigned kMaxHops = 9;
 	struct Route {
 		std::array<Hop, kMaxHops> hop;
 		unsigned n = 0;
+		void add(Res kind, unsigned index, Dir toward = kUp)
+		{
+			hop[n++] = {kind, index, toward};
+		}
+	};
+	// Where a port's device is: under switch `sw` (-1: on a root port of
+	// `socket`); socket is the one its traffic enters.
+	struct Attach {
+		int sw;
+		unsigned socket;
 	};
 
 	void b_transport(int port, tlm::tlm_generic_payload &gp, sc_core::sc_time &delay);
 	int window_of(uint64_t addr, uint64_t len) const;
-	Route route(unsigned port, int target);
+	unsigned socket_of(uint64_t host_addr) const;
+	Route route(unsigned port, int target, unsigned mem_socket) const;
+	void count_p2p(const Route &r, uint64_t len);
 	// Count the transfer over the route and lay out its stages.
-	Path path(const Route &r, bool is_write, bool to_host, uint64_t addr, uint64_t len);
+	Path path(const Route &r, bool is_write, int mem_socket, uint64_t addr, uint64_t len);
+	void add_hop(Path &path, const Hop &h, Tlps kind, uint64_t addr, uint64_t len);
 	void add_link(Path &path, const Hop &h, Tlps kind, uint64_t addr, uint64_t len);
-	void add_forward(Path &path, bool root_complex);
-	void add_memory(Path &path, uint64_t len);
+	void add_inter_socket(Path &path, const Hop &h, Tlps kind, uint64_t len);
+	void add_forward(Path &path, const Hop &h);
+	void add_memory(Path &path, unsigned socket, uint64_t len);
 	// Reserve the path's resources from start_ps on; returns when the
 	// transaction is done (ps).
 	static uint64_t reserve(const Path &path, uint64_t start_ps);
+	std::string link_name(Res kind, unsigned index) const;
+	static void put_socket(std::ostream &o, const SocketCounters &s);
+	void put_totals(std::ostream &o) const;
+	void put_links(std::ostream &o) const;
 
-	LinkParams link_;
+	Topology topo_;
+	std::vector<Attach> attach_; // [port]
+	LinkParams link_;	     // [pcie]: MPS, MRRS, RCB of every link
+	std::vector<LinkParams> endpoint_link_, uplink_link_; // [port], [switch]
 	bool acs_redirect_;
 	bool timed_;
-	uint64_t hop_latency_ps_;
+	bool iommu_;
+	uint64_t hop_latency_ps_, iommu_ps_, inter_socket_ps_;
 	// Capacities in bytes per picosecond.
-	double switch_bpps_, rc_bpps_, host_mem_bpps_;
+	std::vector<double> switch_bpps_, rc_bpps_, host_mem_bpps_;
+	double inter_socket_bpps_ = 0;
 	// When each resource is next free, in ps of simulated time.
-	std::array<std::array<uint64_t, 2>, kNumPorts> endpoint_free_{};
-	std::array<uint64_t, 2> upstream_free_{};
-	uint64_t switch_free_ = 0, rc_free_ = 0, host_mem_free_ = 0;
+	std::vector<std::array<uint64_t, 2>> endpoint_free_, uplink_free_;
+	std::array<uint64_t, 2> inter_socket_free_{};
+	std::vector<uint64_t> switch_free_, rc_free_, host_mem_free_;
 	HostDma host_dma_;
 	struct Window {
 		uint64_t base = 0, size = 0;
 	};
-	std::array<Window, kNumPorts> win_{};
-	std::array<bool, kNumPorts> bus_master_{true, true};
+	std::vector<Window> win_;
+	std::vector<bool> bus_master_;
 	FabricCounters c_;
 	std::string mode_;
 };

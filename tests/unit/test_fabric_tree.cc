@@ -1,0 +1,294 @@
+// SPDX-License-Identifier: MIT
+// The fabric as a tree built from the node's topology: where P2P turns
+// (switch, root complex, across sockets), what shares a switch's uplink,
+// host memory per socket, and the IOMMU's cost on root-complex paths only.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <memory>
+#include <string>
+#include <unistd.h>
+
+#include <tlm_utils/simple_initiator_socket.h>
+#include <tlm_utils/simple_target_socket.h>
+
+#include "config.h"
+#include "pcie/fabric.h"
+
+using namespace devmemsim;
+using namespace devmemsim::pcie;
+
+namespace
+{
+
+constexpr uint64_t kBar0 = 0x800000000ull; // GPU i's BAR at kBar0 + i * kBarSize
+constexpr uint64_t kBarSize = 256ull << 20;
+constexpr uint64_t kSocket1Mem = 64ull << 30; // mem_base of the second socket
+constexpr size_t kBurst = 64 << 10;
+const sc_core::sc_time kRun(500, sc_core::SC_US);
+
+// Payload bandwidth of one direction of a Gen4 x16 link at MPS 256 with
+// 64-bit addresses (test_contention.cc derives it).
+const double kLinkBps = 16e9 * 16 * 128 / 130 / 8 * (1 - 16.0 / 168 - 4.0 / 1538) * 256 / 280;
+
+NodeConfig load(const std::string &text)
+{
+	char path[] = "/tmp/dms-tree-XXXXXX";
+	int fd = mkstemp(path);
+	EXPECT_GE(fd, 0);
+	close(fd);
+	std::ofstream(path) << text;
+	NodeConfig c = load_config(path);
+	std::remove(path);
+	return c;
+}
+
+// A fabric with every port bound: GPUs accept any BAR access (no data),
+// NICs refuse theirs; host memory accepts everything.
+struct Tree : sc_core::sc_module {
+	Fabric fabric;
+	sc_core::sc_vector<tlm_utils::simple_initiator_socket<Tree>> dev;
+	sc_core::sc_vector<tlm_utils::simple_target_socket<Tree>> mem;
+
+	Tree(sc_core::sc_module_name n, const NodeConfig &cfg)
+	    : sc_module(n), fabric("fabric", cfg), dev("dev", fabric.ports()),
+	      mem("mem", fabric.ports())
+	{
+		const unsigned k = static_cast<unsigned>(fabric.topology().nics.size());
+		for (unsigned p = 0; p < fabric.ports(); p++) {
+			dev[p].bind(fabric.dma);
+			fabric.bar_mem[p].bind(mem[p]);
+			mem[p].register_b_transport(this, &Tree::accept);
+		}
+		for (unsigned i = 0; i < k; i++)
+			fabric.set_window(fabric.gpu_port(i), kBar0 + i * kBarSize, kBarSize);
+		fabric.set_host_dma(
+			[](unsigned, uint64_t, void *, uint64_t, bool) { return true; });
+	}
+	void accept(tlm::tlm_generic_payload &gp, sc_core::sc_time &)
+	{
+		gp.set_response_status(tlm::TLM_OK_RESPONSE);
+	}
+	// One DMA from port p, starting at *delay (in) and done at *delay (out).
+	bool dma(unsigned p, bool write, uint64_t addr, size_t len, sc_core::sc_time &delay)
+	{
+		std::vector<uint8_t> buf(len);
+		tlm::tlm_generic_payload gp;
+		gp.set_command(write ? tlm::TLM_WRITE_COMMAND : tlm::TLM_READ_COMMAND);
+		gp.set_address(addr);
+		gp.set_data_ptr(buf.data());
+		gp.set_data_length(static_cast<unsigned>(len));
+		gp.set_streaming_width(static_cast<unsigned>(len));
+		dev[p]->b_transport(gp, delay);
+		return gp.is_response_ok();
+	}
+	bool dma(unsigned p, bool write, uint64_t addr, size_t len = 4096)
+	{
+		sc_core::sc_time d = sc_core::SC_ZERO_TIME;
+		return dma(p, write, addr, len, d);
+	}
+};
+
+const char *const kTwoSwitches = "[[topology.switch]]\n[[topology.switch]]\n"
+				 "[[topology.nic]]\ncount = 2\non = \"sw0\"\n"
+				 "[[topology.gpu]]\non = \"sw0\"\n[[topology.gpu]]\non = \"sw1\"\n";
+
+const char *const kTwoSockets = "[[topology.socket]]\n"
+				"[[topology.socket]]\nmem_base = \"64G\"\n"
+				"[topology.inter_socket]\ngbps = 166\nlatency_ns = 60\n"
+				"[[topology.switch]]\non = \"s0.rp0\"\n"
+				"[[topology.switch]]\non = \"s1.rp0\"\n"
+				"[[topology.nic]]\non = \"sw0\"\n"
+				"[[topology.gpu]]\non = \"sw1\"\n";
+
+NodeConfig timed(NodeConfig c, unsigned hop_latency_ns = 0)
+{
+	c.mode = Mode::Timed;
+	c.hop_latency_ns = hop_latency_ns;
+	return c;
+}
+
+// One elaboration per process: every fabric is built up front.
+Tree &two_switches()
+{
+	static Tree t("two_switches", load(kTwoSwitches));
+	return t;
+}
+Tree &two_sockets()
+{
+	static Tree t("two_sockets", load(kTwoSockets));
+	return t;
+}
+Tree &pairs() // two NIC/GPU pairs under one switch, timed
+{
+	static Tree t("pairs", timed(load("[[topology.switch]]\n[[topology.nic]]\ncount = 2\n"
+					  "[[topology.gpu]]\ncount = 2\n")));
+	return t;
+}
+Tree &iommu(bool on)
+{
+	auto cfg = [on] {
+		NodeConfig c = timed(load(kTwoSwitches), 150);
+		c.iommu = on;
+		c.iommu_ns = 400;
+		return c;
+	};
+	static Tree with("iommu_on", cfg()), without("iommu_off", [] {
+		NodeConfig c = timed(load(kTwoSwitches), 150);
+		return c;
+	}());
+	return on ? with : without;
+}
+
+class FabricTree : public ::testing::Test
+{
+protected:
+	static void SetUpTestSuite()
+	{
+		two_switches();
+		two_sockets();
+		pairs();
+		iommu(true);
+		iommu(false);
+		sc_core::sc_start(sc_core::SC_ZERO_TIME);
+	}
+	void SetUp() override
+	{
+		for (Tree *t :
+		     {&two_switches(), &two_sockets(), &pairs(), &iommu(true), &iommu(false)})
+			t->fabric.reset_counters();
+	}
+};
+
+} // namespace
+
+// Ports: NICs first, then GPUs; links named after the devices.
+TEST_F(FabricTree, PortsAndLinkNames)
+{
+	Fabric &f = two_switches().fabric;
+	EXPECT_EQ(f.ports(), 4u);
+	EXPECT_EQ(f.gpu_port(1), 3u);
+	const std::string json = f.stats_json();
+	for (const char *key :
+	     {"\"nic0\": {", "\"gpu1\": {", "\"sw0.upstream\": {", "\"sw1.upstream\": {",
+	      "\"switches\": {\"sw0\": {", "\"sockets\": {\"s0\": {"})
+		EXPECT_NE(json.find(key), std::string::npos) << key << " in " << json;
+	EXPECT_EQ(json.find("inter_socket"), std::string::npos) << json;
+}
+
+TEST_F(FabricTree, PeersUnderOneSwitchTurnThere)
+{
+	Tree &t = two_switches();
+	ASSERT_TRUE(t.dma(t.fabric.nic_port(0), true, kBar0));
+	const FabricCounters &c = t.fabric.counters();
+	EXPECT_EQ(c.switches[0].p2p_bytes, 4096u);
+	EXPECT_EQ(c.sockets[0].p2p_bytes, 0u);
+	EXPECT_EQ(c.uplink[0][kUp].payload_bytes, 0u);
+	EXPECT_EQ(c.endpoint[t.fabric.gpu_port(0)][kDown].payload_bytes, 4096u);
+}
+
+TEST_F(FabricTree, PeersOnDifferentSwitchesTurnAtTheRootComplex)
+{
+	Tree &t = two_switches();
+	ASSERT_TRUE(t.dma(t.fabric.nic_port(1), true, kBar0 + kBarSize + 0x1000));
+	const FabricCounters &c = t.fabric.counters();
+	EXPECT_EQ(c.switches[0].p2p_bytes + c.switches[1].p2p_bytes, 0u);
+	EXPECT_EQ(c.sockets[0].p2p_bytes, 4096u);
+	EXPECT_EQ(c.uplink[0][kUp].payload_bytes, 4096u);
+	EXPECT_EQ(c.uplink[1][kDown].payload_bytes, 4096u);
+	EXPECT_EQ(c.endpoint[t.fabric.gpu_port(1)][kDown].payload_bytes, 4096u);
+	EXPECT_EQ(c.sockets[0].host_write_bytes, 0u);
+	// A read: requests up sw0's uplink, completions down it.
+	ASSERT_TRUE(t.dma(t.fabric.nic_port(0), false, kBar0 + kBarSize));
+	EXPECT_EQ(c.uplink[0][kDown].payload_bytes, 4096u);
+	EXPECT_EQ(c.uplink[1][kUp].payload_bytes, 4096u);
+}
+
+TEST_F(FabricTree, CrossSocketPeersAndMemoryUseTheInterSocketLink)
+{
+	Tree &t = two_sockets();
+	const FabricCounters &c = t.fabric.counters();
+	ASSERT_TRUE(t.dma(t.fabric.nic_port(0), true, kBar0, 8192));
+	EXPECT_EQ(c.inter_socket[0].payload_bytes, 8192u);
+	EXPECT_EQ(c.inter_socket[0].tlps, 32u); // MPS 256
+	EXPECT_EQ(c.inter_socket[1].payload_bytes, 0u);
+	EXPECT_EQ(c.sockets[0].p2p_bytes, 8192u);
+	EXPECT_EQ(c.sockets[1].p2p_bytes, 8192u);
+	EXPECT_EQ(c.uplink[1][kDown].payload_bytes, 8192u);
+	// The NIC's own socket's memory stays local; the other's crosses.
+	ASSERT_TRUE(t.dma(t.fabric.nic_port(0), true, 0x100000));
+	EXPECT_EQ(c.sockets[0].host_write_bytes, 4096u);
+	EXPECT_EQ(c.inter_socket[0].payload_bytes, 8192u);
+	ASSERT_TRUE(t.dma(t.fabric.nic_port(0), false, kSocket1Mem + 0x1000));
+	EXPECT_EQ(c.sockets[1].host_read_bytes, 4096u);
+	EXPECT_EQ(c.inter_socket[1].payload_bytes, 4096u); // completions come back
+	const std::string json = t.fabric.stats_json();
+	EXPECT_NE(json.find("\"inter_socket\": {\"gbps\": 166, \"latency_ns\": 60, "
+			    "\"from_s0\": {\"tlps\": 40, \"payload_bytes\": 8192"),
+		  std::string::npos)
+		<< json;
+}
+
+// Two NIC -> GPU pairs under one switch never touch its uplink, so both
+// run at link rate; two NIC -> host flows share the uplink and get half.
+TEST_F(FabricTree, PairsShareTheSwitchUplinkOnlyForHostTraffic)
+{
+	Tree &t = pairs();
+	Fabric &f = t.fabric;
+	auto run = [&t](std::vector<std::pair<unsigned, uint64_t>> flows) {
+		static sc_core::sc_time from = sc_core::SC_ZERO_TIME;
+		std::vector<sc_core::sc_time> at(flows.size(), from);
+		std::vector<double> bytes(flows.size());
+		for (;;) {
+			size_t i = std::min_element(at.begin(), at.end()) - at.begin();
+			if (at[i] >= from + kRun)
+				break;
+			EXPECT_TRUE(t.dma(flows[i].first, true, flows[i].second, kBurst, at[i]));
+			bytes[i] += kBurst;
+		}
+		std::vector<double> rates;
+		for (size_t i = 0; i < flows.size(); i++)
+			rates.push_back(bytes[i] / (at[i] - from).to_seconds());
+		from = *std::max_element(at.begin(), at.end()) +
+		       sc_core::sc_time(10, sc_core::SC_US);
+		return rates;
+	};
+	auto devmem = run({{f.nic_port(0), kBar0}, {f.nic_port(1), kBar0 + kBarSize}});
+	for (double r : devmem)
+		EXPECT_NEAR(r, kLinkBps, 0.01 * kLinkBps);
+	auto bounce = run({{f.nic_port(0), 1ull << 32}, {f.nic_port(1), (1ull << 32) + kBurst}});
+	for (double r : bounce)
+		EXPECT_NEAR(r, kLinkBps / 2, 0.03 * kLinkBps / 2);
+}
+
+// The IOMMU translates what crosses a root complex, once per transaction;
+// P2P at a switch never sees it.
+TEST_F(FabricTree, IommuCostsOnlyOnRootComplexPaths)
+{
+	Tree &on = iommu(true), &off = iommu(false);
+	auto time_of = [](Tree &t, unsigned port, uint64_t addr) {
+		static sc_core::sc_time start = sc_core::SC_ZERO_TIME;
+		start += sc_core::sc_time(1, sc_core::SC_MS);
+		sc_core::sc_time d = start;
+		EXPECT_TRUE(t.dma(port, true, addr, 4096, d));
+		return (d - start).to_seconds() * 1e9;
+	};
+	const unsigned nic0 = on.fabric.nic_port(0), nic1 = on.fabric.nic_port(1);
+	EXPECT_NEAR(time_of(on, nic0, kBar0) - time_of(off, nic0, kBar0), 0, 0.01);
+	EXPECT_EQ(on.fabric.counters().iommu_translations, 0u);
+	EXPECT_NEAR(time_of(on, nic0, 0x100000) - time_of(off, nic0, 0x100000), 400, 0.01);
+	EXPECT_NEAR(time_of(on, nic1, kBar0 + kBarSize) - time_of(off, nic1, kBar0 + kBarSize), 400,
+		    0.01);
+	EXPECT_EQ(on.fabric.counters().iommu_translations, 2u);
+	EXPECT_EQ(off.fabric.counters().iommu_translations, 0u);
+}
+
+// A read's root complex forwards the requests up and the completions
+// (the data) back: 8 requests of 12 + 8 bytes, 64 completions of 64 + 20,
+// at 1024 Gbit/s (0.128 bytes per ps).
+TEST_F(FabricTree, RootComplexForwardsReadCompletions)
+{
+	Tree &t = two_switches();
+	ASSERT_TRUE(t.dma(t.fabric.nic_port(0), false, 0x200000));
+	EXPECT_EQ(t.fabric.counters().sockets[0].rc_busy_ps, 160 / 0.128 + 64 * 84 / 0.128);
+}
