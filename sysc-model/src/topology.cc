@@ -4,6 +4,7 @@
 #include "topology_toml.h"
 
 #include <algorithm>
+#include <cctype>
 #include <initializer_list>
 #include <map>
 #include <string_view>

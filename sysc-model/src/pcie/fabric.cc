@@ -161,16 +161,16 @@ Fabric::Route Fabric::route(unsigned port, int target, unsigned mem_socket) cons
 	return r;
 }
 
-// Peer-to-peer payload is counted where it turns: at the switch, or at
-// every root complex it goes through.
+// Peer-to-peer payload is counted where it turns: at the switch (a route
+// of link, switch, link), or else at every root complex it goes through.
 void Fabric::count_p2p(const Route &r, uint64_t len)
 {
-	for (unsigned i = 0; i < r.n; i++) {
+	const bool at_switch = r.n == 3 && r.hop[1].kind == Res::Switch;
+	if (at_switch)
+		c_.switches[r.hop[1].index].p2p_bytes += len;
+	for (unsigned i = 0; i < r.n && !at_switch; i++)
 		if (r.hop[i].kind == Res::RootComplex)
 			c_.sockets[r.hop[i].index].p2p_bytes += len;
-		else if (r.hop[i].kind == Res::Switch && r.n == 3)
-			c_.switches[r.hop[i].index].p2p_bytes += len;
-	}
 }
 
 void Fabric::add_link(Path &path, const Hop &h, Tlps kind, uint64_t addr, uint64_t len)
