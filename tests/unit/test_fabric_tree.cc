@@ -119,6 +119,20 @@ Tree &two_sockets()
 	static Tree t("two_sockets", load(kTwoSockets));
 	return t;
 }
+Tree &slow_inter_socket() // 100 Gbit/s between the sockets, timed
+{
+	static Tree t("slow_inter_socket", [] {
+		std::string text = kTwoSockets;
+		text.replace(text.find("gbps = 166"), 10, "gbps = 100");
+		return timed(load(text));
+	}());
+	return t;
+}
+Tree &default_tree()
+{
+	static Tree t("default_tree", NodeConfig{});
+	return t;
+}
 Tree &pairs() // two NIC/GPU pairs under one switch, timed
 {
 	static Tree t("pairs", timed(load("[[topology.switch]]\n[[topology.nic]]\ncount = 2\n"
@@ -148,6 +162,8 @@ protected:
 		two_switches();
 		two_sockets();
 		pairs();
+		slow_inter_socket();
+		default_tree();
 		iommu(true);
 		iommu(false);
 		sc_core::sc_start(sc_core::SC_ZERO_TIME);
@@ -291,4 +307,44 @@ TEST_F(FabricTree, RootComplexForwardsReadCompletions)
 	Tree &t = two_switches();
 	ASSERT_TRUE(t.dma(t.fabric.nic_port(0), false, 0x200000));
 	EXPECT_EQ(t.fabric.counters().sockets[0].rc_busy_ps, 160 / 0.128 + 64 * 84 / 0.128);
+}
+
+// The default topology keeps the counters' keys the QEMU tests and the
+// CLI read (tests/qemu/test_gpu.py, tools/devmemsim/stats.py).
+TEST_F(FabricTree, DefaultTopologyKeepsItsKeys)
+{
+	Fabric &f = default_tree().fabric;
+	EXPECT_EQ(f.ports(), 2u);
+	EXPECT_EQ(f.gpu_port(0), unsigned(kGpu));
+	const std::string json = f.stats_json();
+	for (const char *key : {"\"links\": {\"nic\": {\"gen\": 4", "\"gpu\": {\"gen\": 4",
+				"\"upstream\": {\"gen\": 4", "\"switch\": {\"p2p_bytes\": 0",
+				"\"root_complex\": {\"host_write_bytes\": 0",
+				"\"host_memory\": {\"bytes\": 0", "\"dma_faults\": 0}"})
+		EXPECT_NE(json.find(key), std::string::npos) << key << " in " << json;
+}
+
+// A NIC on socket 0 writing into a GPU on socket 1: the inter-socket link
+// (100 Gbit/s = 12.5e9 B/s of TLP bytes, below the PCIe links' rate) sets
+// the pace: 256 payload bytes per 280 (64-bit addressed TLPs). One burst
+// at a time, each also waits the link's 60 ns latency and the pipeline's
+// fill, so the flow stays a little under that rate.
+TEST_F(FabricTree, SlowInterSocketLinkCapsCrossSocketPeerTraffic)
+{
+	Tree &t = slow_inter_socket();
+	sc_core::sc_time at = sc_core::SC_ZERO_TIME;
+	uint64_t bytes = 0, bursts = 0;
+	while (at < kRun) {
+		ASSERT_TRUE(t.dma(t.fabric.nic_port(0), true, kBar0, kBurst, at));
+		bytes += kBurst;
+		bursts++;
+	}
+	const double cap = 12.5e9 * 256 / 280;
+	const double serialize_s = bytes / cap;
+	EXPECT_LE(bytes / at.to_seconds(), cap);
+	EXPECT_GE(bytes / at.to_seconds(), 0.97 * cap);
+	EXPECT_GE(at.to_seconds() - serialize_s, bursts * 60e-9);
+	const LinkCounters &c = t.fabric.counters().inter_socket[0];
+	EXPECT_EQ(c.payload_bytes, bytes);
+	EXPECT_NEAR(c.busy_ps / 1e12, serialize_s, 1e-12 * bursts);
 }
