@@ -255,18 +255,29 @@ TEST(TopologyErrors, Sockets)
 		  "gpu)");
 }
 
-// The node (and the C ABI) hold one pair until they address device
-// instances; the refusal comes before the node claims the process.
-TEST(Topology, NodeRefusesMoreThanOnePair)
+// The node (and the C ABI) hold one pair under one switch, the tree the
+// guest sees, until they address device instances; the refusal comes
+// before the node claims the process.
+TEST(Topology, NodeRefusesOtherShapes)
 {
-	TempToml f(
-		"[[topology.switch]]\n[[topology.nic]]\ncount = 2\n[[topology.gpu]]\ncount = 2\n");
-	NodeConfig cfg = load_config(f.path());
-	try {
-		Node n("node", cfg);
-		ADD_FAILURE() << "built a node with two pairs";
-	} catch (const ConfigError &e) {
-		EXPECT_STREQ(e.what(), "topology: 2 NIC/GPU pairs: a node holds one pair until "
-				       "the C ABI addresses device instances");
+	const char *shapes[] = {
+		"[[topology.switch]]\n[[topology.nic]]\ncount = 2\n[[topology.gpu]]\ncount = 2\n",
+		"[[topology.switch]]\n[[topology.nic]]\non = \"s0.rp1\"\n[[topology.gpu]]\n",
+		"[[topology.switch]]\n[[topology.switch]]\n[[topology.nic]]\non = \"sw0\"\n"
+		"[[topology.gpu]]\non = \"sw0\"\n",
+	};
+	for (const char *shape : shapes) {
+		TempToml f(shape);
+		NodeConfig cfg = load_config(f.path());
+		try {
+			Node n("node", cfg);
+			ADD_FAILURE() << "built a node from " << shape;
+		} catch (const ConfigError &e) {
+			EXPECT_STREQ(
+				e.what(),
+				"topology: a node holds one NIC and one GPU under one switch (as "
+				"the guest sees it); other shapes are for the standalone fabric "
+				"until the C ABI addresses device instances");
+		}
 	}
 }

@@ -21,23 +21,26 @@ bool claim_process()
 	return true;
 }
 
-// The node's devices are one NIC and one GPU (capi.cc addresses them as
-// "the NIC" and "the GPU"); the fabric places them as the topology says.
-// More pairs need device-instance addressing in the C ABI first.
-bool check_one_pair(const NodeConfig &cfg)
+// A node's devices are one NIC and one GPU (capi.cc addresses them as
+// "the NIC" and "the GPU") under one switch: the PCIe tree QEMU builds
+// for the guest (tools/devmemsim/topology.py), which the model's routing
+// must match. Sockets, link widths and capacities are the model's own.
+// Other shapes wait for device-instance addressing in the C ABI.
+bool check_qemu_shape(const NodeConfig &cfg)
 {
 	const Topology t = topology_of(cfg);
-	if (t.nics.size() != 1)
-		throw ConfigError("topology: " + std::to_string(t.nics.size()) +
-				  " NIC/GPU pairs: a node holds one pair until the C ABI "
-				  "addresses device instances");
+	if (t.nics.size() != 1 || t.switches.size() != 1 || t.nics[0].on_switch != 0 ||
+	    t.gpus[0].on_switch != 0)
+		throw ConfigError("topology: a node holds one NIC and one GPU under one switch "
+				  "(as the guest sees it); other shapes are for the standalone "
+				  "fabric until the C ABI addresses device instances");
 	return true;
 }
 
 } // namespace
 
 Node::Node(sc_core::sc_module_name name, const NodeConfig &cfg)
-    : sc_core::sc_module((check_one_pair(cfg), claim_process(), name)), fabric("fabric", cfg),
+    : sc_core::sc_module((check_qemu_shape(cfg), claim_process(), name)), fabric("fabric", cfg),
       nic("nic", cfg), gpu("gpu", cfg), faults("faults", cfg.faults), cfg_(cfg)
 {
 	// Fabric ports in pcie::Port order.
