@@ -76,7 +76,12 @@ dms_node *dms_node_new(const char *config_path, char *err, size_t errlen)
 	try {
 		devmemsim::NodeConfig cfg = devmemsim::load_config(config_path ? config_path : "");
 		auto n = std::make_unique<dms_node>();
-		n->node = std::make_unique<devmemsim::Node>("node", cfg);
+		// Module names are unique in the kernel: a second node of the
+		// process (dms-sim) gets a generated one.
+		const char *name = sc_core::sc_find_object("node")
+					   ? sc_core::sc_gen_unique_name("node")
+					   : "node";
+		n->node = std::make_unique<devmemsim::Node>(name, cfg);
 		dms_node *raw = n.get();
 		n->node->gpu.set_trace(&n->trace_sink);
 		n->node->nic.set_trace(&n->trace_sink);

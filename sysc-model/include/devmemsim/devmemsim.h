@@ -2,9 +2,12 @@
 /*
  * libdevmemsim C ABI: what the QEMU glue (qemu-device/hw/devmemsim) calls.
  *
- * One process hosts at most one node: the SystemC kernel is global and
- * cannot be re-elaborated once it has run. Every call must come from the
- * thread that holds QEMU's BQL; none of them blocks.
+ * The SystemC kernel is global to the process and cannot elaborate once
+ * it has run: a QEMU process hosts one node; a process that hosts several
+ * (dms-sim) creates them all before the first step, and then stepping any
+ * of them (dms_node_step, dms_node_deadline_ns) runs the shared kernel,
+ * so all of them. Every call must come from the thread that holds QEMU's
+ * BQL; none of them blocks.
  *
  * Time: the host steps the model with dms_node_step(now_ns), where now_ns
  * is QEMU_CLOCK_VIRTUAL in nanoseconds. The model never runs by itself.

@@ -11,13 +11,14 @@ namespace devmemsim
 namespace
 {
 
-bool claim_process()
+// Nodes share the process's SystemC kernel, which cannot elaborate new
+// modules once it has run: every node of a process (dms-sim runs several)
+// is built before the first step.
+bool check_elaborating()
 {
-	static bool taken = false;
-	if (taken)
-		throw std::logic_error(
-			"this process already has a devmemsim node (one node per process)");
-	taken = true;
+	if (sc_core::sc_get_status() != sc_core::SC_ELABORATION)
+		throw std::logic_error("this process's devmemsim model has already run: build "
+				       "every node before the first step");
 	return true;
 }
 
@@ -40,7 +41,7 @@ bool check_qemu_shape(const NodeConfig &cfg)
 } // namespace
 
 Node::Node(sc_core::sc_module_name name, const NodeConfig &cfg)
-    : sc_core::sc_module((check_qemu_shape(cfg), claim_process(), name)), fabric("fabric", cfg),
+    : sc_core::sc_module((check_qemu_shape(cfg), check_elaborating(), name)), fabric("fabric", cfg),
       nic("nic", cfg), gpu("gpu", cfg), faults("faults", cfg.faults), cfg_(cfg)
 {
 	// Fabric ports in pcie::Port order.

@@ -18,8 +18,8 @@ namespace devmemsim
 class Node : public sc_core::sc_module
 {
 public:
-	// Throws std::logic_error if this process already built a node: the
-	// SystemC kernel is global and cannot be elaborated twice.
+	// Throws std::logic_error once the model has run: the SystemC kernel
+	// is global and cannot elaborate modules after its first step.
 	Node(sc_core::sc_module_name name, const NodeConfig &cfg);
 	~Node() override;
 
