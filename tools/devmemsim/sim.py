@@ -1,0 +1,42 @@
+"""'devmemsim sim': the standalone timed simulator (dms-sim), no QEMU.
+
+Two nodes of the model in one process, a driver model per NIC, an Ethernet
+wire and a bulk TCP-like stream; docs/architecture.md, "dms-sim"."""
+
+import os
+import subprocess
+
+from .build import build_lock, build_model
+from .errors import UsageError
+from .paths import BUILD
+
+
+def add_command(sub):
+    s = sub.add_parser("sim", help="standalone timed simulation of two nodes (no QEMU): "
+                       "a devmem or bounce TCP-like stream, JSON out")
+    s.add_argument("--config", default="", metavar="FILE",
+                   help="node configuration (TOML; default: the model's defaults, timed mode)")
+    s.add_argument("--workload", default="", metavar="FILE",
+                   help="workload (TOML; configs/sim/bulk.toml lists every key)")
+    s.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                   help="override a workload key (run.*, traffic.*, driver.*, cpu.*, bounce.*, "
+                        "wire.*) or a node configuration key (repeatable)")
+    s.add_argument("--json", metavar="FILE", help="write the full report as JSON ('-': stdout)")
+
+
+def run(a) -> int:
+    args = []
+    for opt, path in (("--config", a.config), ("--workload", a.workload)):
+        if path:
+            if not os.path.isfile(path):
+                raise UsageError(f"{opt} {path}: no such file")
+            args += [opt, os.path.abspath(path)]
+    for kv in a.set:
+        if "=" not in kv:
+            raise UsageError(f"--set {kv}: expected KEY=VALUE")
+        args += ["--set", kv]
+    if a.json:
+        args += ["--json", a.json]
+    with build_lock():
+        build_model()
+    return subprocess.call([str(BUILD / "sysc-model" / "dms-sim"), *args])
