@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "tcp_stream.h"
 
+#include <algorithm>
 #include <cstring>
 #include <random>
 #include <stdexcept>
@@ -17,6 +18,7 @@ namespace
 constexpr uint8_t kTcpFin = 0x01, kTcpPsh = 0x08, kTcpAck = 0x10;
 // Sender's source data: this many MSS-sized segments, repeated.
 constexpr uint64_t kSourceSegments = 512;
+constexpr uint32_t kTxBurstBytes = 64 * 1024;
 
 void put16(uint8_t *p, uint16_t v)
 {
@@ -114,9 +116,11 @@ TcpSender::TcpSender(SimNode &n, NicDriver &drv, const StreamParams &p, Endpoint
 		src_bus_ = n.mem().alloc(src_len_, 4096);
 		src = n.mem().at(src_bus_);
 	}
-	std::mt19937 rng(p.seed);
-	for (uint64_t i = 0; i < src_len_; i++)
-		src[i] = uint8_t(rng());
+	std::mt19937_64 rng(p.seed);
+	for (uint64_t i = 0; i < src_len_; i += 8) {
+		const uint64_t r = rng();
+		std::memcpy(src + i, &r, std::min<uint64_t>(8, src_len_ - i));
+	}
 	src_ = src;
 	drv_.set_handlers({nullptr, [this](const RxFrame &f) { on_rx(f); }, [this] { send_more(); },
 			   nullptr});
@@ -127,13 +131,19 @@ void TcpSender::start()
 	n_.cpu_job(0, [this] { send_more(); });
 }
 
-// Fill the window and the TX ring; the segment sent after stop_ps carries
-// FIN and ends the stream.
+// Fill the window and the TX ring, one 64 KiB burst (what one TSO/GSO
+// send hands the driver, its doorbell rung at the end) per CPU job; the
+// segment sent after stop_ps carries FIN and ends the stream.
 void TcpSender::send_more()
 {
 	uint8_t hdr[kHdrBytes];
 	unsigned room = drv_.tx_room(2);
+	unsigned burst = std::max(1u, kTxBurstBytes / mss_);
 	while (!fin_sent_ && room && snd_nxt_ - snd_una_ + mss_ <= p_.window) {
+		if (!burst--) {
+			continue_sending();
+			return;
+		}
 		const uint64_t off = snd_nxt_ % src_len_;
 		const bool fin = n_.events().now_ps() >= p_.stop_ps;
 		build_headers(hdr, self_, peer_, uint32_t(snd_nxt_), 0,
@@ -144,6 +154,20 @@ void TcpSender::send_more()
 		fin_sent_ = fin;
 		room--;
 	}
+}
+
+// The next burst, in its own CPU job once this one's doorbell has rung.
+void TcpSender::continue_sending()
+{
+	if (burst_queued_)
+		return;
+	burst_queued_ = true;
+	n_.at_job_end([this] {
+		n_.cpu_job(n_.events().now_ps(), [this] {
+			burst_queued_ = false;
+			send_more();
+		});
+	});
 }
 
 void TcpSender::on_rx(const RxFrame &f)
@@ -217,6 +241,10 @@ void TcpReceiver::on_rx(const RxFrame &f)
 		c_.csum_bad++;
 	for (const RxFrag &frag : f.frags)
 		take_payload(frag);
+	// A chunk is handed to the copy engine between frames, so the frame
+	// can_take() let in always fits the chunk it started in.
+	if (cur_ >= 0 && cur_fill_ + mss_ > p_.chunk_bytes)
+		submit_chunk();
 	if (s.flags & kTcpFin) {
 		fin_ = true;
 		if (p_.mode == PayloadMode::Bounce && cur_ >= 0)
@@ -251,8 +279,6 @@ void TcpReceiver::bounce_copy(const RxFrag &frag)
 	std::memcpy(n_.mem().at(dst), frag.data, frag.len);
 	n_.charge(p_.copy_byte_ps * frag.len);
 	cur_fill_ += frag.len;
-	if (cur_fill_ + mss_ > p_.chunk_bytes)
-		submit_chunk();
 }
 
 void TcpReceiver::submit_chunk()

@@ -64,6 +64,7 @@ public:
 
 private:
 	void send_more();
+	void continue_sending();
 	void on_rx(const RxFrame &f);
 
 	SimNode &n_;
@@ -75,7 +76,7 @@ private:
 	const uint8_t *src_;
 	uint64_t snd_nxt_ = 0, snd_una_ = 0;
 	uint32_t crc_ = 0xffffffffu;
-	bool fin_sent_ = false, fin_acked_ = false;
+	bool fin_sent_ = false, fin_acked_ = false, burst_queued_ = false;
 };
 
 struct ReceiverCounters {
