@@ -22,6 +22,8 @@ def add_command(sub):
                    help="override a workload key (run.*, traffic.*, driver.*, cpu.*, bounce.*, "
                         "wire.*) or a node configuration key (repeatable)")
     s.add_argument("--json", metavar="FILE", help="write the full report as JSON ('-': stdout)")
+    s.add_argument("--trace", metavar="FILE", help="write the model's trace lines, with simulated time "
+                   "and node, to FILE")
 
 
 def run(a) -> int:
@@ -35,8 +37,9 @@ def run(a) -> int:
         if "=" not in kv:
             raise UsageError(f"--set {kv}: expected KEY=VALUE")
         args += ["--set", kv]
-    if a.json:
-        args += ["--json", a.json]
+    for opt, value in (("--json", a.json), ("--trace", a.trace)):
+        if value:
+            args += [opt, value]
     with build_lock():
         build_model()
     return subprocess.call([str(BUILD / "sysc-model" / "dms-sim"), *args])

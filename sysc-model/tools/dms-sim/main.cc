@@ -5,11 +5,12 @@
 // stream from node0 to node1 (docs/architecture.md, "dms-sim").
 //
 //   dms-sim [--config NODE.toml] [--workload W.toml] [--set KEY=VALUE]...
-//           [--json FILE]
+//           [--json FILE] [--trace FILE]
 //
 // Prints a one-screen summary; --json writes the full report (stdout with
-// "-", the summary then on stderr). Exit status: 0 the stream completed and verified, 1 it did not,
-// 2 a usage or configuration error (one line on stderr).
+// "-", the summary then on stderr); --trace writes the model's trace lines
+// (docs/tracing.md) with the simulated time in ns and the node. Exit status: 0 the stream completed
+// and verified, 1 it did not, 2 a usage or configuration error (one line on stderr).
 #include <unistd.h>
 
 #include <chrono>
@@ -30,7 +31,7 @@ namespace
 {
 
 struct Args {
-	std::string config, workload, json;
+	std::string config, workload, json, trace;
 	std::vector<std::string> node_sets, workload_sets;
 };
 
@@ -38,7 +39,7 @@ int usage(const std::string &msg)
 {
 	std::cerr << "dms-sim: " << msg
 		  << " (usage: dms-sim [--config NODE.toml] [--workload W.toml] "
-		     "[--set KEY=VALUE]... [--json FILE])\n";
+		     "[--set KEY=VALUE]... [--json FILE] [--trace FILE])\n";
 	return 2;
 }
 
@@ -48,7 +49,7 @@ std::string parse_args(int argc, char **argv, Args *a)
 	for (int i = 1; i < argc; i++) {
 		const std::string arg = argv[i];
 		const bool takes = arg == "--config" || arg == "--workload" || arg == "--set" ||
-				   arg == "--json";
+				   arg == "--json" || arg == "--trace";
 		if (!takes)
 			return "unknown argument " + arg;
 		if (i + 1 >= argc)
@@ -60,6 +61,8 @@ std::string parse_args(int argc, char **argv, Args *a)
 			a->workload = v;
 		else if (arg == "--json")
 			a->json = v;
+		else if (arg == "--trace")
+			a->trace = v;
 		else if (v.find('=') == std::string::npos)
 			return "--set " + v + ": expected KEY=VALUE";
 		else if (dms_sim::is_workload_key(v.substr(0, v.find('='))))
@@ -105,6 +108,13 @@ int main(int argc, char **argv)
 	} catch (const std::exception &e) {
 		std::cerr << "dms-sim: " << e.what() << "\n";
 		return 2;
+	}
+	std::unique_ptr<std::FILE, int (*)(std::FILE *)> trace(nullptr, std::fclose);
+	if (!a.trace.empty()) {
+		trace.reset(std::fopen(a.trace.c_str(), "w"));
+		if (!trace)
+			return usage("cannot write " + a.trace + ": " + std::strerror(errno));
+		sim->set_trace(trace.get());
 	}
 	const auto t0 = std::chrono::steady_clock::now();
 	const bool ok = sim->run();

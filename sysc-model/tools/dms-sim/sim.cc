@@ -72,6 +72,23 @@ void Simulation::wire_up(unsigned i)
 	nodes_[i]->set_hooks(std::move(h));
 }
 
+// One trace line: simulated time (ns), node, device, the model's text.
+void Simulation::trace_line(void *opaque, enum dms_dev dev, const char *line)
+{
+	auto *c = static_cast<TraceCtx *>(opaque);
+	std::fprintf(c->sim->trace_, "%.3f node%u.%s %s\n", double(c->sim->ev_.now_ps()) / 1e3,
+		     c->node, dev == DMS_DEV_NIC ? "nic" : "gpu", line);
+}
+
+void Simulation::set_trace(std::FILE *out)
+{
+	trace_ = out;
+	for (unsigned i = 0; i < 2; i++) {
+		trace_ctx_[i] = {this, i};
+		dms_node_set_trace(models_[i], out ? trace_line : nullptr, &trace_ctx_[i]);
+	}
+}
+
 void Simulation::step_model_to(uint64_t ns)
 {
 	dms_node_step(models_[0], ns); // the kernel is shared: this steps both nodes

@@ -3,6 +3,7 @@
 // the loop that interleaves the model's steps with host events in time.
 #pragma once
 
+#include <cstdio>
 #include <memory>
 #include <string>
 #include <vector>
@@ -25,6 +26,9 @@ public:
 	~Simulation();
 	// Run the stream to its end; false if it stalled or did not verify.
 	bool run();
+	// The model's trace lines, with the simulated time and the node, to
+	// out (nullptr: off).
+	void set_trace(std::FILE *out);
 
 	bool completed() const { return completed_; }
 	bool verified() const;
@@ -42,6 +46,7 @@ public:
 
 private:
 	void wire_up(unsigned i);
+	static void trace_line(void *opaque, enum dms_dev dev, const char *line);
 	void step_model_to(uint64_t ns);
 
 	Workload w_;
@@ -52,6 +57,12 @@ private:
 	std::unique_ptr<Wire> wire_;
 	std::unique_ptr<TcpSender> tx_;
 	std::unique_ptr<TcpReceiver> rx_;
+	struct TraceCtx {
+		Simulation *sim;
+		unsigned node;
+	};
+	std::FILE *trace_ = nullptr;
+	TraceCtx trace_ctx_[2];
 	uint64_t steps_ = 0;
 	uint64_t delivered_at_warmup_ = 0, delivered_at_stop_ = 0;
 	bool completed_ = false;
