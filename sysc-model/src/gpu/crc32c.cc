@@ -24,10 +24,32 @@ std::array<std::array<uint32_t, 256>, 4> make_tables()
 	return t;
 }
 
+#if defined(__x86_64__)
+// SSE 4.2's CRC32 instruction computes exactly this CRC, 8 bytes at a time
+// (about 10x the tables: dms-sim checks every payload byte with it).
+__attribute__((target("sse4.2"))) uint32_t crc32c_sse42(uint32_t crc, const uint8_t *p, size_t len)
+{
+	uint64_t c = crc;
+	for (; len >= 8; p += 8, len -= 8) {
+		uint64_t v;
+		__builtin_memcpy(&v, p, 8);
+		c = __builtin_ia32_crc32di(c, v);
+	}
+	for (; len; len--)
+		c = __builtin_ia32_crc32qi(static_cast<uint32_t>(c), *p++);
+	return static_cast<uint32_t>(c);
+}
+#endif
+
 } // namespace
 
 uint32_t crc32c_update(uint32_t crc, const void *data, size_t len)
 {
+#if defined(__x86_64__)
+	static const bool sse42 = __builtin_cpu_supports("sse4.2");
+	if (sse42)
+		return crc32c_sse42(crc, static_cast<const uint8_t *>(data), len);
+#endif
 	static const auto t = make_tables();
 	auto p = static_cast<const uint8_t *>(data);
 	while (len >= 4) {
