@@ -97,6 +97,14 @@ int main(int argc, char **argv)
 	Args a;
 	if (std::string err = parse_args(argc, argv, &a); !err.empty())
 		return usage(err);
+	// Opened before the simulation is built, closed after it is gone: the
+	// model traces until its nodes are freed.
+	std::unique_ptr<std::FILE, int (*)(std::FILE *)> trace(nullptr, std::fclose);
+	if (!a.trace.empty()) {
+		trace.reset(std::fopen(a.trace.c_str(), "w"));
+		if (!trace)
+			return usage("cannot write " + a.trace + ": " + std::strerror(errno));
+	}
 	std::unique_ptr<dms_sim::Simulation> sim;
 	try {
 		const dms_sim::Workload w = dms_sim::load_workload(a.workload, a.workload_sets);
@@ -109,13 +117,8 @@ int main(int argc, char **argv)
 		std::cerr << "dms-sim: " << e.what() << "\n";
 		return 2;
 	}
-	std::unique_ptr<std::FILE, int (*)(std::FILE *)> trace(nullptr, std::fclose);
-	if (!a.trace.empty()) {
-		trace.reset(std::fopen(a.trace.c_str(), "w"));
-		if (!trace)
-			return usage("cannot write " + a.trace + ": " + std::strerror(errno));
+	if (trace)
 		sim->set_trace(trace.get());
-	}
 	const auto t0 = std::chrono::steady_clock::now();
 	const bool ok = sim->run();
 	const double wall =
