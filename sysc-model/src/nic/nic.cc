@@ -89,7 +89,8 @@ void Nic::reset()
 		q->rx_doorbell.notify(sc_core::SC_ZERO_TIME); // waiters see the queue off
 	}
 	rx_fifo_.clear();
-	delay_ = sc_core::SC_ZERO_TIME;
+	data_done_ = frame_done_ = sc_core::SC_ZERO_TIME;
+	rx_dma_done_.clear();
 	if (rx_refused_) {
 		rx_refused_ = false;
 		if (host_.rx_ready)
@@ -111,14 +112,25 @@ sc_core::sc_time Nic::wire_time(size_t frame_len) const
 				sc_core::SC_SEC);
 }
 
-bool Nic::dma_rw(uint64_t addr, void *buf, size_t len, bool write)
+bool Nic::dma_rw(uint64_t addr, void *buf, size_t len, bool write, DmaStep step)
 {
 	if (!len)
 		return true;
-	// The transfer starts after the frame's earlier ones (the offset
-	// delay_) and the fabric moves delay_ to when it is done. Waited for
-	// once the frame is done, so no state changes mid-frame.
-	return bus_dma(dma, write, addr, buf, len, delay_);
+	// Every transfer of the frame is issued now, in order, so the fabric's
+	// resources see them in time order (each resource is one "next free"
+	// time: a transfer reserved in the future would hold back everything
+	// issued before it). The fabric moves done to when the transfer is
+	// done, queued behind other traffic on its path; functional mode
+	// leaves it alone. A completion is visible to the host when it is
+	// written, as every DMA of this loosely-timed model; the frame is
+	// done when its last transfer is.
+	sc_core::sc_time done = sc_core::SC_ZERO_TIME;
+	const bool ok = bus_dma(dma, write, addr, buf, len, done);
+	if (step == DmaStep::Data)
+		data_done_ = std::max(data_done_, done);
+	if (step != DmaStep::Prefetch)
+		frame_done_ = std::max(frame_done_, done);
+	return ok;
 }
 
 // Count work done at the current simulated time; past the limit, let
@@ -138,11 +150,31 @@ void Nic::spend(WorkBudget &b, unsigned work, unsigned limit)
 	b.done = 0;
 }
 
-void Nic::settle()
+// The frame's DMA ends at now + frame_done_; the next frame's starts now.
+// With kRxDmaFrames frames in flight, wait for the oldest.
+void Nic::rx_retire()
 {
-	if (timed_ && delay_ > sc_core::SC_ZERO_TIME)
-		sc_core::wait(delay_);
-	delay_ = sc_core::SC_ZERO_TIME;
+	const sc_core::sc_time now = sc_core::sc_time_stamp();
+	if (timed_)
+		rx_dma_done_.push_back(now + frame_done_);
+	data_done_ = frame_done_ = sc_core::SC_ZERO_TIME;
+	while (!rx_dma_done_.empty() && rx_dma_done_.front() <= now)
+		rx_dma_done_.pop_front();
+	if (rx_dma_done_.size() < kRxDmaFrames)
+		return;
+	sc_core::wait(rx_dma_done_.front() - now);
+	rx_dma_done_.pop_front();
+}
+
+// The frame's reads, wire time and completion are reserved; go on to the
+// next frame unless the wire is booked more than kTxLeadNs ahead.
+void Nic::tx_pace()
+{
+	data_done_ = frame_done_ = sc_core::SC_ZERO_TIME;
+	const sc_core::sc_time lead(kTxLeadNs, sc_core::SC_NS);
+	const sc_core::sc_time now = sc_core::sc_time_stamp();
+	if (timed_ && tx_wire_free_ > now + lead)
+		sc_core::wait(tx_wire_free_ - now - lead);
 }
 
 std::string Nic::stats_json() const

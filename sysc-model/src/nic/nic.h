@@ -54,6 +54,14 @@ public:
 	static constexpr unsigned kRxBudget = 64; // frames
 	static constexpr unsigned kTxBudget = 64; // frames (each <= kMaxTxFrags descriptors)
 	static constexpr double kWorkYieldNs = 10;
+	// Timed mode: like a real NIC (descriptor prefetch, many outstanding
+	// PCIe requests, posted writes), the DMA engine does not finish one
+	// frame before it starts the next. RX keeps up to kRxDmaFrames
+	// frames' DMA in flight behind the MAC; TX reads frames up to
+	// kTxLeadNs ahead of their turn on the wire. Both are far more than
+	// a frame's DMA takes (about 1 us at the default 150 ns per hop).
+	static constexpr size_t kRxDmaFrames = 32;
+	static constexpr double kTxLeadNs = 10000;
 
 	Nic(sc_core::sc_module_name name, const NodeConfig &cfg);
 	~Nic() override;
@@ -145,8 +153,17 @@ private:
 	void irq_method(unsigned qi);
 	void admin_event(uint32_t cause);
 
-	bool dma_rw(uint64_t addr, void *buf, size_t len, bool write);
-	void settle(); // timed mode: let the time of the last frame pass
+	// What a DMA of the frame in progress is to its timeline (timed mode):
+	// descriptor reads were prefetched (the NIC reads descriptors ahead,
+	// when the driver posts them), so they cost the frame no time; the
+	// frame's data transfers are outstanding together (TX sends the frame
+	// once they are done); the frame is done with its completions.
+	enum class DmaStep { Prefetch, Data, Completion };
+	bool dma_rw(uint64_t addr, void *buf, size_t len, bool write, DmaStep step);
+	// Timed mode, after each frame: its DMA runs on; the engine waits
+	// only when it is too far ahead.
+	void rx_retire();
+	void tx_pace();
 	sc_core::sc_time wire_time(size_t frame_len) const;
 
 	unsigned nq_;
@@ -169,7 +186,10 @@ private:
 	std::deque<std::vector<uint8_t>> rx_fifo_;
 	bool rx_refused_ = false;
 	sc_core::sc_event rx_ev_, tx_ev_;
-	sc_core::sc_time delay_; // fabric time owed by the frame in progress
+	// The frame in progress, from now: when its data and all its DMA are done.
+	sc_core::sc_time data_done_, frame_done_;
+	std::deque<sc_core::sc_time> rx_dma_done_; // when each RX frame's DMA ends
+	sc_core::sc_time tx_wire_free_;		   // end of the last TX frame's wire time
 	// nic.parser = "rtl": the verilated parser
 	std::unique_ptr<RtlParser> rtl_;
 	NicCounters c_;

@@ -97,7 +97,7 @@ void Nic::rx_thread()
 			sc_core::wait(wire_time(frame.size()));
 		if (!rx_frame(frame))
 			c_.rx_drop++;
-		settle();
+		rx_retire();
 		if (rx_refused_) {
 			rx_refused_ = false;
 			if (host_.rx_ready)
@@ -234,12 +234,12 @@ bool Nic::rx_fetch_buffers(RxFrame &f)
 {
 	const Queue &q = *q_[f.qi];
 	f.pb.resize(f.np);
-	if (f.nh &&
-	    !dma_rw(f.cfg.hbuf_base + sizeof(dms_rx_buf) * q.hbuf_head, &f.hb, sizeof(f.hb), false))
+	if (f.nh && !dma_rw(f.cfg.hbuf_base + sizeof(dms_rx_buf) * q.hbuf_head, &f.hb, sizeof(f.hb),
+			    false, DmaStep::Prefetch))
 		return false;
 	for (uint32_t i = 0; i < f.np; i++)
 		if (!dma_rw(f.cfg.pbuf_base + sizeof(dms_rx_buf) * ((q.pbuf_head + i) % f.ring),
-			    &f.pb[i], sizeof(f.pb[i]), false))
+			    &f.pb[i], sizeof(f.pb[i]), false, DmaStep::Prefetch))
 			return false;
 	trace_("rxq%u fetched %u header and %u payload buffers", f.qi, f.nh, f.np);
 	return true;
@@ -258,11 +258,11 @@ bool Nic::rx_write_data(RxFrame &f)
 	auto *bytes = const_cast<uint8_t *>(f.data.data());
 	if (f.hdr_len > f.cfg.hbuf_size)
 		return false; // rx_place never asks for this
-	if (f.nh && !dma_rw(f.hb.addr, bytes, f.hdr_len, true))
+	if (f.nh && !dma_rw(f.hb.addr, bytes, f.hdr_len, true, DmaStep::Data))
 		return false;
 	for (uint32_t i = 0; i < f.np; i++) {
 		size_t off = f.hdr_len + size_t(i) * f.cfg.pbuf_size;
-		if (!dma_rw(f.pb[i].addr, bytes + off, rx_pay_bytes(f, i), true))
+		if (!dma_rw(f.pb[i].addr, bytes + off, rx_pay_bytes(f, i), true, DmaStep::Data))
 			return false;
 	}
 	return true;
@@ -311,8 +311,8 @@ bool Nic::rx_complete(Queue &q, const RxFrame &f, bool ok)
 			c.pay_len = ok ? static_cast<uint32_t>(rx_pay_bytes(f, i)) : 0;
 		}
 		c.flags = fl;
-		const bool written =
-			dma_rw(f.cfg.rcmpl_base + sizeof(c) * q.rcmpl_tail, &c, sizeof(c), true);
+		const bool written = dma_rw(f.cfg.rcmpl_base + sizeof(c) * q.rcmpl_tail, &c,
+					    sizeof(c), true, DmaStep::Completion);
 		if (!rx_alive(f, "completion write"))
 			return false;
 		if (!written) {

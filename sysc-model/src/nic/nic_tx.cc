@@ -19,7 +19,7 @@ void Nic::tx_thread()
 			const Queue &q = *q_[i];
 			if (q.tx_on && q.tdescs() && q.tcmpl_free() && tx_frame(i))
 				frames++;
-			settle();
+			tx_pace();
 		}
 		if (!frames)
 			sc_core::wait(tx_ev_);
@@ -40,7 +40,7 @@ Nic::TxChain Nic::tx_gather(unsigned qi, std::vector<dms_tx_desc> &d)
 	for (uint32_t i = 0; i < avail && i <= kMaxTxFrags; i++) {
 		dms_tx_desc desc{};
 		bool ok = dma_rw(base + sizeof(desc) * ((head + i) % ring), &desc, sizeof(desc),
-				 false);
+				 false, DmaStep::Prefetch);
 		if (!ok)
 			return TxChain::Fault;
 		d.push_back(desc);
@@ -74,7 +74,7 @@ bool Nic::tx_read_frame(const std::vector<dms_tx_desc> &d, std::vector<uint8_t> 
 	frame.resize(total);
 	size_t off = 0;
 	for (const auto &x : d) {
-		if (!dma_rw(x.addr, frame.data() + off, x.len, false)) {
+		if (!dma_rw(x.addr, frame.data() + off, x.len, false, DmaStep::Data)) {
 			c_.tx_dma_err++;
 			trace_("tx drop: buffer DMA fault");
 			return false;
@@ -126,8 +126,11 @@ bool Nic::tx_send(unsigned qi, std::vector<uint8_t> &frame, bool csum)
 		Parsed p = parse_frame(frame.data(), frame.size());
 		l4_csum_fill(frame.data(), p);
 	}
-	if (timed_)
-		delay_ += wire_time(frame.size());
+	if (timed_) {
+		// On the wire once its data is read and the previous frame is out.
+		const sc_core::sc_time now = sc_core::sc_time_stamp();
+		tx_wire_free_ = std::max(now + data_done_, tx_wire_free_) + wire_time(frame.size());
+	}
 	q.tx_frames++;
 	c_.tx_frames++;
 	c_.tx_bytes += frame.size();
@@ -144,7 +147,9 @@ void Nic::tx_complete(unsigned qi, uint16_t tag, bool bad)
 	c.flags = static_cast<uint16_t>((q.tx_phase ? DMS_TX_C_GEN : 0) | (bad ? DMS_TX_C_ERR : 0));
 	c.tag = tag;
 	const uint32_t slot = q.tcmpl_tail;
-	const bool written = dma_rw(q.tx_cfg.tcmpl_base + sizeof(c) * slot, &c, sizeof(c), true);
+	// Written once the NIC holds the frame's bytes, not after the wire.
+	const bool written = dma_rw(q.tx_cfg.tcmpl_base + sizeof(c) * slot, &c, sizeof(c), true,
+				    DmaStep::Completion);
 	if (q.tx_epoch != epoch)
 		return;
 	if (!written) {
