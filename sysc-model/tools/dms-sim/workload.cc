@@ -87,7 +87,7 @@ void apply(Workload &w, const std::string &where, const std::string &key, const 
 	}
 	auto it = table.find(key);
 	if (it == table.end())
-		throw std::runtime_error(where + ": unknown key " + key);
+		throw std::runtime_error(where + ": " + key + ": unknown key");
 	const auto num = v.value<double>();
 	if (!num || *num < it->second.min || *num > it->second.max)
 		throw std::runtime_error(where + ": " + key + ": expected a number from " +
@@ -101,8 +101,8 @@ void apply_table(Workload &w, const std::string &where, const toml::table &t)
 	for (const auto &[section, sub] : t) {
 		const toml::table *st = sub.as_table();
 		if (!st)
-			throw std::runtime_error(where + ": unknown key " +
-						 std::string(section.str()));
+			throw std::runtime_error(where + ": " + std::string(section.str()) +
+						 ": unknown key");
 		for (const auto &[k, v] : *st)
 			apply(w, where, std::string(section.str()) + "." + std::string(k.str()), v);
 	}
