@@ -49,6 +49,11 @@ class BadInput(unittest.TestCase):
         self.assertOneLineError(cli("run", "--set", "nic.queues=100", "--", "true"),
                                 "nic.queues: 100 is out of range [1, 64]")
 
+    def test_sim_bad_override(self):
+        self.assertOneLineError(cli("sim", "--set", "traffic.mode"), "--set traffic.mode: expected KEY=VALUE")
+        self.assertOneLineError(cli("sim", "--set", "traffic.pace=1"), "traffic.pace: unknown key")
+        self.assertOneLineError(cli("sim", "--set", "run.duration_us=0"), "run.duration_us: expected a number")
+
     def test_bad_node_count(self):
         self.assertOneLineError(cli("run", "--nodes", "0", "--", "true"), "--nodes 0: must be 1..16")
 
