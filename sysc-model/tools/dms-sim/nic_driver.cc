@@ -48,7 +48,7 @@ void NicDriver::setup_rx()
 	// One slot stays empty: a full ring would read as empty.
 	for (uint16_t id = 0; id < rx_size_ - 1; id++) {
 		post_hbuf(id);
-		return_pbuf(id);
+		post_pbuf(id);
 	}
 }
 
@@ -92,12 +92,17 @@ void NicDriver::post_hbuf(uint16_t id)
 
 void NicDriver::return_pbuf(uint16_t id)
 {
+	post_pbuf(id);
+	flush_at_job_end();
+}
+
+void NicDriver::post_pbuf(uint16_t id)
+{
 	dms_rx_buf b{};
 	b.addr = pool_.bus + uint64_t{id} * p_.pbuf_size;
 	b.id = id;
 	std::memcpy(n_.mem().at(pring_ + sizeof(b) * pbuf_tail_), &b, sizeof(b));
 	pbuf_tail_ = (pbuf_tail_ + 1) % rx_size_;
-	flush_at_job_end();
 }
 
 void NicDriver::on_irq(unsigned vector)

@@ -91,6 +91,7 @@ private:
 	bool next_frame(RxFrame &f);
 	void reap_tx();
 	void post_hbuf(uint16_t id);
+	void post_pbuf(uint16_t id);
 	// Doorbells and indexes reach the NIC when the CPU job ends.
 	void flush_at_job_end();
 	void flush();
