@@ -192,10 +192,11 @@ std::vector<Key> fabric_keys()
 {
 	return {
 		gbps_key("pcie.switch_gbps",
-			 "TLP bytes the switch forwards, all ports together, Gbit/s (timed mode)",
+			 "TLP bytes the switch forwards per direction, all ports together, "
+			 "Gbit/s (timed mode)",
 			 &NodeConfig::switch_gbps),
 		gbps_key("pcie.root_complex_gbps",
-			 "TLP bytes the root complex forwards, Gbit/s (timed mode)",
+			 "TLP bytes the root complex forwards per direction, Gbit/s (timed mode)",
 			 &NodeConfig::root_complex_gbps),
 		gbps_key("host.mem_bandwidth_gbps",
 			 "host memory bandwidth left to device DMA, Gbit/s (timed mode)",

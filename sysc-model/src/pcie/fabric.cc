@@ -201,10 +201,26 @@ void Fabric::add_inter_socket(Path &path, const Hop &h, Tlps kind, uint64_t len)
 	path.stage[path.n++] = {&inter_socket_free_[d], ps, ps / path.last.tlps, inter_socket_ps_};
 }
 
+// The direction a switch or root complex (hop i) forwards TLPs of this
+// kind in: that of the link they leave on. Requests and writes leave
+// toward the target (hop i + 1; past the last hop: host memory), read
+// completions back toward the requester (hop i - 1, crossed the other
+// way). Host memory and the inter-socket link are up, toward the root.
+Dir Fabric::forward_dir(const Route &r, unsigned i, Tlps kind)
+{
+	const bool back = kind == Tlps::Completion;
+	const unsigned next = back ? i - 1 : i + 1;
+	if (next >= r.n || r.hop[next].kind == Res::InterSocket)
+		return kUp;
+	const Dir d = r.hop[next].toward;
+	return back ? (d == kUp ? kDown : kUp) : d;
+}
+
 // A switch or a root complex forwards the TLPs the link before it
-// carried, after its forwarding latency; the first root complex of a
-// transaction also translates its address when the IOMMU is on.
-void Fabric::add_forward(Path &path, const Hop &h)
+// carried, in direction `out`, after its forwarding latency; the first
+// root complex of a transaction also translates its address when the
+// IOMMU is on.
+void Fabric::add_forward(Path &path, const Hop &h, Dir out)
 {
 	const bool rc = h.kind == Res::RootComplex;
 	const uint64_t ps =
@@ -216,7 +232,7 @@ void Fabric::add_forward(Path &path, const Hop &h)
 		c_.iommu_translations++;
 		latency += iommu_ps_;
 	}
-	path.stage[path.n++] = {rc ? &rc_free_[h.index] : &switch_free_[h.index], ps,
+	path.stage[path.n++] = {rc ? &rc_free_[h.index][out] : &switch_free_[h.index][out], ps,
 				ps / path.last.tlps, latency};
 }
 
@@ -229,8 +245,9 @@ void Fabric::add_memory(Path &path, unsigned socket, uint64_t len)
 	path.stage[path.n++] = {&host_mem_free_[socket], ps, ps / path.last.tlps, 0};
 }
 
-void Fabric::add_hop(Path &path, const Hop &h, Tlps kind, uint64_t addr, uint64_t len)
+void Fabric::add_hop(Path &path, const Route &r, unsigned i, Tlps kind, uint64_t addr, uint64_t len)
 {
+	const Hop &h = r.hop[i];
 	switch (h.kind) {
 	case Res::Endpoint:
 	case Res::Uplink:
@@ -241,7 +258,7 @@ void Fabric::add_hop(Path &path, const Hop &h, Tlps kind, uint64_t addr, uint64_
 		break;
 	case Res::Switch:
 	case Res::RootComplex:
-		add_forward(path, h);
+		add_forward(path, h, forward_dir(r, i, kind));
 		break;
 	}
 }
@@ -254,7 +271,7 @@ Fabric::Path Fabric::path(const Route &r, bool is_write, int mem_socket, uint64_
 {
 	Path p;
 	for (unsigned i = 0; i < r.n; i++)
-		add_hop(p, r.hop[i], is_write ? Tlps::Write : Tlps::ReadRequest, addr, len);
+		add_hop(p, r, i, is_write ? Tlps::Write : Tlps::ReadRequest, addr, len);
 	if (mem_socket >= 0)
 		add_memory(p, static_cast<unsigned>(mem_socket), len);
 	if (is_write)
@@ -263,7 +280,7 @@ Fabric::Path Fabric::path(const Route &r, bool is_write, int mem_socket, uint64_
 	// to it forwards those, not the requests that came in.
 	p.last = completion_cost(link_, addr, len);
 	for (unsigned i = r.n; i-- > 0;)
-		add_hop(p, r.hop[i], Tlps::Completion, addr, len);
+		add_hop(p, r, i, Tlps::Completion, addr, len);
 	return p;
 }
 

@@ -21,9 +21,9 @@
 // memory by the owning endpoint's target.
 //
 // Timed mode is approximately timed (docs/architecture.md, "Timed
-// fabric"): every link direction, every switch, every root complex, every
-// socket's host memory and each direction of the inter-socket link are
-// resources with a time they are next free. A transaction's TLPs reserve
+// fabric"): every link direction, each direction of every switch and every
+// root complex, every socket's host memory and each direction of the
+// inter-socket link are resources with a time they are next free. A transaction's TLPs reserve
 // the resources on their path in order, pipelined (a stage starts when
 // its first TLP has arrived and the resource is free), so flows that share
 // a resource share its bandwidth and a saturated one delays everything
@@ -169,10 +169,12 @@ private:
 	void count_p2p(const Route &r, uint64_t len);
 	// Count the transfer over the route and lay out its stages.
 	Path path(const Route &r, bool is_write, int mem_socket, uint64_t addr, uint64_t len);
-	void add_hop(Path &path, const Hop &h, Tlps kind, uint64_t addr, uint64_t len);
+	void add_hop(Path &path, const Route &r, unsigned i, Tlps kind, uint64_t addr,
+		     uint64_t len);
 	void add_link(Path &path, const Hop &h, Tlps kind, uint64_t addr, uint64_t len);
 	void add_inter_socket(Path &path, const Hop &h, Tlps kind, uint64_t len);
-	void add_forward(Path &path, const Hop &h);
+	void add_forward(Path &path, const Hop &h, Dir out);
+	static Dir forward_dir(const Route &r, unsigned i, Tlps kind);
 	void add_memory(Path &path, unsigned socket, uint64_t len);
 	// Reserve the path's resources from start_ps on; returns when the
 	// transaction is done (ps).
@@ -196,7 +198,11 @@ private:
 	// When each resource is next free, in ps of simulated time.
 	std::vector<std::array<uint64_t, 2>> endpoint_free_, uplink_free_;
 	std::array<uint64_t, 2> inter_socket_free_{};
-	std::vector<uint64_t> switch_free_, rc_free_, host_mem_free_;
+	// A switch or root complex forwards each direction on its own:
+	// [kUp] toward the root (a switch's upstream port; a root complex's
+	// host memory or the other socket), [kDown] toward a device.
+	std::vector<std::array<uint64_t, 2>> switch_free_, rc_free_;
+	std::vector<uint64_t> host_mem_free_;
 	HostDma host_dma_;
 	struct Window {
 		uint64_t base = 0, size = 0;
