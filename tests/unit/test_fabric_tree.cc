@@ -128,6 +128,11 @@ Tree &slow_inter_socket() // 100 Gbit/s between the sockets, timed
 	}());
 	return t;
 }
+Tree &two_sockets_timed()
+{
+	static Tree t("two_sockets_timed", timed(load(kTwoSockets), 150));
+	return t;
+}
 Tree &default_tree()
 {
 	static Tree t("default_tree", NodeConfig{});
@@ -163,6 +168,7 @@ protected:
 		two_sockets();
 		pairs();
 		slow_inter_socket();
+		two_sockets_timed();
 		default_tree();
 		iommu(true);
 		iommu(false);
@@ -347,4 +353,27 @@ TEST_F(FabricTree, SlowInterSocketLinkCapsCrossSocketPeerTraffic)
 	const LinkCounters &c = t.fabric.counters().inter_socket[0];
 	EXPECT_EQ(c.payload_bytes, bytes);
 	EXPECT_NEAR(c.busy_ps / 1e12, serialize_s, 1e-12 * bursts);
+}
+
+// A device's reads of the other socket's memory overlap: each root complex
+// forwards the requests toward memory (up) and the completions toward the
+// device (down) on their own. Sixteen 512-byte reads issued together are
+// done one read's time plus fifteen reads' completions on the slowest link
+// after they start: the inter-socket link, 8 completions of 64 + 20 bytes
+// each at 166 Gbit/s. (Were the directions one, each request would wait
+// for the completions before it, and the reads would go one per hop.)
+TEST_F(FabricTree, ReadsOfTheOtherSocketsMemoryOverlap)
+{
+	Tree &t = two_sockets_timed();
+	constexpr unsigned kReads = 16;
+	sc_core::sc_time first, last;
+	for (unsigned i = 0; i < kReads; i++) {
+		last = sc_core::SC_ZERO_TIME;
+		ASSERT_TRUE(t.dma(t.fabric.nic_port(0), false, kSocket1Mem + i * 512, 512, last));
+		if (!i)
+			first = last;
+	}
+	const double one_s = first.to_seconds();
+	EXPECT_GT(one_s, 6 * 150e-9) << "three forwarding hops each way";
+	EXPECT_NEAR(last.to_seconds(), one_s + (kReads - 1) * 8 * 84 / (166e9 / 8), 0.02 * one_s);
 }

@@ -205,13 +205,18 @@ void Fabric::add_inter_socket(Path &path, const Hop &h, Tlps kind, uint64_t len)
 // kind in: that of the link they leave on. Requests and writes leave
 // toward the target (hop i + 1; past the last hop: host memory), read
 // completions back toward the requester (hop i - 1, crossed the other
-// way). Host memory and the inter-socket link are up, toward the root.
+// way). Host memory is up, and so is the inter-socket link on the way to
+// the other socket's memory; on the way to a device (a peer, or
+// completions going back) it is down.
 Dir Fabric::forward_dir(const Route &r, unsigned i, Tlps kind)
 {
 	const bool back = kind == Tlps::Completion;
 	const unsigned next = back ? i - 1 : i + 1;
-	if (next >= r.n || r.hop[next].kind == Res::InterSocket)
+	if (next >= r.n)
 		return kUp;
+	const bool to_memory = r.hop[r.n - 1].kind == Res::RootComplex;
+	if (r.hop[next].kind == Res::InterSocket)
+		return !back && to_memory ? kUp : kDown;
 	const Dir d = r.hop[next].toward;
 	return back ? (d == kUp ? kDown : kUp) : d;
 }

@@ -200,7 +200,7 @@ private:
 	std::array<uint64_t, 2> inter_socket_free_{};
 	// A switch or root complex forwards each direction on its own:
 	// [kUp] toward the root (a switch's upstream port; a root complex's
-	// host memory or the other socket), [kDown] toward a device.
+	// host memory, its own or the other socket's), [kDown] toward a device.
 	std::vector<std::array<uint64_t, 2>> switch_free_, rc_free_;
 	std::vector<uint64_t> host_mem_free_;
 	HostDma host_dma_;
