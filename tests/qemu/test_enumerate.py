@@ -121,6 +121,11 @@ class Config(unittest.TestCase):
             QTest(*SWITCH, "-device", "devmemsim-gpu,node=dms,bus=dn0", "-device", "devmemsim-gpu,node=dms,bus=dn1")
         self.assertIn("already has a GPU", str(cm.exception))
 
+    def test_second_node_in_one_process_is_refused(self):
+        with self.assertRaises(RuntimeError) as cm:
+            QTest(*SWITCH, "-object", "devmemsim-node,id=other")
+        self.assertIn("devmemsim-node: one node per QEMU process", str(cm.exception))
+
 
 if __name__ == "__main__":
     unittest.main(verbosity=2)

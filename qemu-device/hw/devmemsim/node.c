@@ -99,8 +99,15 @@ static void devmemsim_node_write_stats(Notifier *n, void *data)
 static void devmemsim_node_complete(UserCreatable *uc, Error **errp)
 {
     DevmemsimNode *s = DEVMEMSIM_NODE(uc);
+    static bool have_node;
     char err[512];
 
+    /* A QEMU process is one machine, and the model's SystemC kernel, which
+     * all nodes of a process share, is stepped by each node's timer. */
+    if (have_node) {
+        error_setg(errp, "devmemsim-node: one node per QEMU process");
+        return;
+    }
     s->model = dms_node_new(s->config, err, sizeof(err));
     if (!s->model) {
         error_setg(errp, "devmemsim-node: %s", err);
@@ -110,6 +117,7 @@ static void devmemsim_node_complete(UserCreatable *uc, Error **errp)
     if (trace_event_get_state_backends(TRACE_DEVMEMSIM_MODEL)) {
         dms_node_set_trace(s->model, devmemsim_node_trace_line, s);
     }
+    have_node = true;
     timer_init_ns(&s->step_timer, QEMU_CLOCK_VIRTUAL, devmemsim_node_step, s);
     s->step_bh = qemu_bh_new(devmemsim_node_step, s);
     devmemsim_node_rearm(s);
