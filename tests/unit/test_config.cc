@@ -7,6 +7,7 @@
 #include <string>
 
 #include "config.h"
+#include "temp_toml.h"
 
 using devmemsim::ConfigError;
 using devmemsim::load_config;
@@ -15,25 +16,6 @@ using devmemsim::NicParser;
 
 namespace
 {
-
-class TempToml
-{
-public:
-	explicit TempToml(const std::string &text)
-	{
-		char tmpl[] = "/tmp/dms-config-XXXXXX";
-		int fd = mkstemp(tmpl);
-		EXPECT_GE(fd, 0);
-		close(fd);
-		path_ = tmpl;
-		std::ofstream(path_) << text;
-	}
-	~TempToml() { std::remove(path_.c_str()); }
-	const std::string &path() const { return path_; }
-
-private:
-	std::string path_;
-};
 
 std::string error_of(const std::string &path, const std::vector<std::string> &sets = {})
 {

@@ -10,30 +10,12 @@
 
 #include "config.h"
 #include "node/node.h"
+#include "temp_toml.h"
 
 using namespace devmemsim;
 
 namespace
 {
-
-class TempToml
-{
-public:
-	explicit TempToml(const std::string &text)
-	{
-		char tmpl[] = "/tmp/dms-topology-XXXXXX";
-		int fd = mkstemp(tmpl);
-		EXPECT_GE(fd, 0);
-		close(fd);
-		path_ = tmpl;
-		std::ofstream(path_) << text;
-	}
-	~TempToml() { std::remove(path_.c_str()); }
-	const std::string &path() const { return path_; }
-
-private:
-	std::string path_;
-};
 
 // The one-line error loading `text` gives, without the file name prefix
 // (checked here).
