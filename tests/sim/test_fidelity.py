@@ -1,0 +1,82 @@
+"""docs/fidelity.md's generator: it runs, its tables parse, and their
+numbers are the runs' numbers, checked against bounds computed here.
+
+Run by meson with the dms-sim and dms-pcie binaries as arguments."""
+
+import json
+import re
+import subprocess
+import sys
+import tempfile
+import unittest
+from pathlib import Path
+
+DMS_SIM, DMS_PCIE = sys.argv.pop(1), sys.argv.pop(1)
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools"))
+from devmemsim import fidelity  # noqa: E402
+
+
+def table_rows(text):
+    """Every Markdown table row but headers and rulers, as lists of cells."""
+    rows = []
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
+        if not line.startswith("|") or line.startswith("| ---"):
+            continue
+        if i + 1 < len(lines) and lines[i + 1].startswith("| ---"):
+            continue  # a header
+        rows.append([c.strip() for c in line.strip("|").split("|")])
+    return rows
+
+
+def number(cell):
+    return float(re.match(r"[-+]?[0-9.]+", cell).group(0))
+
+
+class Document(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        with tempfile.TemporaryDirectory() as tmp:
+            path = Path(tmp) / "fidelity.md"
+            path.write_text(fidelity.generate(DMS_SIM, DMS_PCIE, "test"))
+            cls.rows = table_rows(path.read_text())
+
+    def row(self, first):
+        found = [r for r in self.rows if r[0].startswith(first)]
+        self.assertEqual(len(found), 1, f"one row starting with {first!r}")
+        return found[0]
+
+    def test_headline_is_the_run_and_within_1_percent_of_the_bound(self):
+        # 200 Gb/s, MTU 8244: MSS 8192 per MTU + 38 bytes on the wire.
+        bound = 200e9 * 8192 / (8244 + 14 + 4 + 8 + 12)
+        res = subprocess.run([DMS_SIM, "--json", "-", "--set", "nic.line_rate_gbps=200",
+                              "--set", "driver.mtu=8244", "--set", "pcie.gen=5",
+                              "--set", "run.duration_us=5000", "--set", "run.warmup_us=100"],
+                             capture_output=True, text=True, check=True)
+        goodput = json.loads(res.stdout)["flows"][0]["goodput_bps"]
+        model = self.row("goodput, % of line rate")[2]
+        self.assertEqual(model, f"{goodput / 200e9:.2%}")
+        self.assertLess(abs(goodput - bound) / bound, 0.01)
+
+    def test_goodput_grid_rows_carry_the_analytic_bound(self):
+        grid = [r for r in self.rows if len(r) == 9]
+        self.assertEqual(len(grid), 12)
+        for r in grid:
+            gbps, mtu = int(r[0]), int(r[1])
+            self.assertAlmostEqual(number(r[3]), gbps * (mtu - 52) / (mtu + 38), places=3)
+            self.assertAlmostEqual(number(r[5]), 100 * number(r[4]) / number(r[3]), delta=0.01)
+
+    def test_pcie_matches_pcie_bench(self):
+        self.assertAlmostEqual(number(self.row("TLP-layer bandwidth")[2]), 57.88, delta=0.01)
+
+    def test_root_complex_bytes_per_payload_byte(self):
+        self.assertLess(number(self.row("devmem")[3]), 0.05)
+        self.assertGreaterEqual(number(self.row("bounce")[3]), 2.0)
+
+    def test_missing_rows_say_what_they_need(self):
+        for first in ("1..8 NIC/GPU pairs", "message latency"):
+            self.assertTrue(self.row(first)[1].startswith("not yet: needs "))
+
+
+if __name__ == "__main__":
+    unittest.main()
