@@ -42,7 +42,9 @@ class Document(unittest.TestCase):
             cls.rows = table_rows(path.read_text())
 
     def row(self, first):
-        found = [r for r in self.rows if r[0].startswith(first)]
+        """The row whose first cell is first, or else starts with it."""
+        found = [r for r in self.rows if r[0] == first] or \
+            [r for r in self.rows if r[0].startswith(first)]
         self.assertEqual(len(found), 1, f"one row starting with {first!r}")
         return found[0]
 
