@@ -54,6 +54,10 @@ class BadInput(unittest.TestCase):
         self.assertOneLineError(cli("sim", "--set", "traffic.pace=1"), "traffic.pace: unknown key")
         self.assertOneLineError(cli("sim", "--set", "run.duration_us=0"), "run.duration_us: expected a number")
 
+    def test_fidelity_bad_output(self):
+        self.assertOneLineError(cli("fidelity", "--output", "/nonexistent/fidelity.md"),
+                                "--output /nonexistent/fidelity.md: no such directory")
+
     def test_bad_node_count(self):
         self.assertOneLineError(cli("run", "--nodes", "0", "--", "true"), "--nodes 0: must be 1..16")
 
