@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// The C ABI of devmemsim/devmemsim.h. No exception crosses it.
+// The C ABI of devmemsim/devmemsim.h. No exception crosses it, and every
+// device id a host gives is checked before it indexes anything.
 #include "devmemsim/devmemsim.h"
 
 #include <cstdio>
@@ -7,6 +8,7 @@
 #include <exception>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "devmemsim/pci_ids.h"
 
@@ -16,21 +18,28 @@
 #include "trace.h"
 
 struct dms_node {
-	std::unique_ptr<devmemsim::Node> node;
+	// A device's host side: its callbacks, and the trace sink that tags
+	// its lines with its id. Indexed by fabric port (NICs, then GPUs);
+	// never resized once built, as the model holds pointers into it.
 	struct Host {
+		dms_node *node = nullptr;
+		enum dms_dev id = DMS_DEV_NIC;
 		dms_dev_ops ops{};
 		void *opaque = nullptr;
-	} host[2];
+		devmemsim::TraceSink trace;
+	};
+	std::unique_ptr<devmemsim::Node> node;
+	std::vector<Host> host;
 	std::string stats;
-	// The host's trace callback, and the sink the devices' tracers use
-	// while it is set (its fn is NULL otherwise).
+	// The host's trace callback.
 	void (*trace_fn)(void *opaque, enum dms_dev dev, const char *line) = nullptr;
 	void *trace_opaque = nullptr;
-	devmemsim::TraceSink trace_sink;
 };
 
 namespace
 {
+
+using devmemsim::Node;
 
 void set_err(char *err, size_t errlen, const char *msg)
 {
@@ -38,38 +47,88 @@ void set_err(char *err, size_t errlen, const char *msg)
 		std::snprintf(err, errlen, "%s", msg);
 }
 
-devmemsim::RegFile *regs(dms_node *n, enum dms_dev dev)
+// The fabric port of the device an id names, or -1 if it names none.
+int port_of(const dms_node *n, enum dms_dev dev)
 {
-	switch (dev) {
-	case DMS_DEV_NIC:
-		return &n->node->nic;
-	case DMS_DEV_GPU:
-		return &n->node->gpu;
+	const unsigned id = static_cast<unsigned>(dev);
+	const unsigned i = DMS_DEV_INDEX(id);
+	if (i >= n->node->pairs())
+		return -1;
+	const auto &f = n->node->fabric;
+	return static_cast<int>(DMS_DEV_IS_GPU(id) ? f.gpu_port(i) : f.nic_port(i));
+}
+
+// The NIC or GPU an id names, or nullptr when it names no device of
+// that kind.
+devmemsim::Nic *nic_of(const dms_node *n, enum dms_dev dev)
+{
+	if (DMS_DEV_IS_GPU(dev) || port_of(n, dev) < 0)
+		return nullptr;
+	return &n->node->nics[DMS_DEV_INDEX(dev)];
+}
+
+devmemsim::Gpu *gpu_of(const dms_node *n, enum dms_dev dev)
+{
+	if (!DMS_DEV_IS_GPU(dev) || port_of(n, dev) < 0)
+		return nullptr;
+	return &n->node->gpus[DMS_DEV_INDEX(dev)];
+}
+
+devmemsim::RegFile *regs(const dms_node *n, enum dms_dev dev)
+{
+	if (devmemsim::Nic *nic = nic_of(n, dev))
+		return nic;
+	return gpu_of(n, dev);
+}
+
+// Pair i's fault injector numbers its devices kFaultNic and kFaultGpu.
+unsigned fault_dev(enum dms_dev dev)
+{
+	return DMS_DEV_IS_GPU(dev) ? devmemsim::kFaultGpu : devmemsim::kFaultNic;
+}
+
+void trace_to_host(void *opaque, unsigned, const char *line)
+{
+	auto *h = static_cast<dms_node::Host *>(opaque);
+	h->node->trace_fn(h->node->trace_opaque, h->id, line);
+}
+
+// One host side per device, each device's trace lines through its own.
+void make_hosts(dms_node *n)
+{
+	Node &node = *n->node;
+	n->host.resize(node.fabric.ports());
+	for (unsigned i = 0; i < node.pairs(); i++) {
+		n->host[node.fabric.nic_port(i)].id = DMS_NIC(i);
+		n->host[node.fabric.gpu_port(i)].id = DMS_GPU(i);
 	}
-	return nullptr;
+	for (dms_node::Host &h : n->host) {
+		h.node = n;
+		h.trace.opaque = &h;
+	}
+	for (unsigned i = 0; i < node.pairs(); i++) {
+		node.nics[i].set_trace(&n->host[node.fabric.nic_port(i)].trace);
+		node.gpus[i].set_trace(&n->host[node.fabric.gpu_port(i)].trace);
+	}
 }
 
-bool valid_dev(enum dms_dev dev)
+// Host memory through the requester's host side, after its pair's fault
+// injector had its say.
+void route_host_dma(dms_node *n)
 {
-	return dev == DMS_DEV_NIC || dev == DMS_DEV_GPU;
+	n->node->fabric.set_host_dma(
+		[n](unsigned port, uint64_t addr, void *buf, uint64_t len, bool is_write) {
+			if (port >= n->host.size())
+				return false;
+			const dms_node::Host &h = n->host[port];
+			const unsigned pair = DMS_DEV_INDEX(h.id);
+			if (n->node->faults[pair].dma_error(fault_dev(h.id), addr, len))
+				return false;
+			return h.ops.dma && h.ops.dma(h.opaque, addr, buf, len, is_write) == 0;
+		});
 }
 
-unsigned port_of(enum dms_dev dev)
-{
-	return dev == DMS_DEV_NIC ? devmemsim::pcie::kNic : devmemsim::pcie::kGpu;
-}
-
-void trace_to_host(void *opaque, unsigned dev, const char *line)
-{
-	auto *n = static_cast<dms_node *>(opaque);
-	n->trace_fn(n->trace_opaque, static_cast<enum dms_dev>(dev), line);
-}
-
-} // namespace
-
-extern "C" {
-
-dms_node *dms_node_new(const char *config_path, char *err, size_t errlen)
+dms_node *new_node(const char *config_path, Node::Shape shape, char *err, size_t errlen)
 {
 	// The library is a guest in its host's process: no banner on stdout.
 	setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 0);
@@ -81,22 +140,9 @@ dms_node *dms_node_new(const char *config_path, char *err, size_t errlen)
 		const char *name = sc_core::sc_find_object("node")
 					   ? sc_core::sc_gen_unique_name("node")
 					   : "node";
-		n->node = std::make_unique<devmemsim::Node>(name, cfg);
-		dms_node *raw = n.get();
-		n->node->gpu.set_trace(&n->trace_sink);
-		n->node->nic.set_trace(&n->trace_sink);
-		n->node->fabric.set_host_dma([raw](unsigned port, uint64_t addr, void *buf,
-						   uint64_t len, bool is_write) {
-			const dms_node::Host &h =
-				raw->host[port == devmemsim::pcie::kNic ? DMS_DEV_NIC
-									: DMS_DEV_GPU];
-			if (raw->node->faults.dma_error(port == devmemsim::pcie::kNic
-								? devmemsim::kFaultNic
-								: devmemsim::kFaultGpu,
-							addr, len))
-				return false;
-			return h.ops.dma && h.ops.dma(h.opaque, addr, buf, len, is_write) == 0;
-		});
+		n->node = std::make_unique<Node>(name, cfg, shape);
+		make_hosts(n.get());
+		route_host_dma(n.get());
 		return n.release();
 	} catch (const std::exception &e) {
 		set_err(err, errlen, e.what());
@@ -106,9 +152,55 @@ dms_node *dms_node_new(const char *config_path, char *err, size_t errlen)
 	return nullptr;
 }
 
+// The host callbacks of NIC i: MSIs and sent frames pass pair i's fault
+// injector (node/faults.h).
+void attach_nic(dms_node *node, unsigned i, dms_node::Host *h)
+{
+	devmemsim::Faults *faults = &node->node->faults[i];
+	devmemsim::Nic::Host nh;
+	if (h->ops.irq)
+		nh.irq = [faults](unsigned v) { faults->irq(devmemsim::kFaultNic, v); };
+	if (h->ops.send)
+		nh.send = [h, faults](const uint8_t *f, size_t n) {
+			if (const uint8_t *out = faults->tx_frame(f, n))
+				h->ops.send(h->opaque, out, n);
+		};
+	if (h->ops.rx_ready)
+		nh.rx_ready = [h] { h->ops.rx_ready(h->opaque); };
+	node->node->nics[i].set_host(std::move(nh));
+}
+
+} // namespace
+
+extern "C" {
+
+dms_node *dms_node_new(const char *config_path, char *err, size_t errlen)
+{
+	return new_node(config_path, Node::Shape::Qemu, err, errlen);
+}
+
+dms_node *dms_node_new_topology(const char *config_path, char *err, size_t errlen)
+{
+	return new_node(config_path, Node::Shape::Any, err, errlen);
+}
+
 void dms_node_free(dms_node *node)
 {
 	delete node;
+}
+
+unsigned dms_node_num_pairs(const dms_node *node)
+{
+	return node->node->pairs();
+}
+
+const char *dms_dev_name(const dms_node *node, enum dms_dev dev)
+{
+	if (port_of(node, dev) < 0)
+		return nullptr;
+	const devmemsim::Topology &t = node->node->fabric.topology();
+	const auto &kind = DMS_DEV_IS_GPU(dev) ? t.gpus : t.nics;
+	return kind[DMS_DEV_INDEX(dev)].name.c_str();
 }
 
 void dms_node_step(dms_node *, uint64_t now_ns)
@@ -140,61 +232,56 @@ void dms_reg_write(dms_node *node, enum dms_dev dev, uint64_t off, uint64_t val,
 		r->write(off, val, size);
 }
 
-void dms_dev_attach(dms_node *node, enum dms_dev dev, const struct dms_dev_ops *ops, void *opaque)
+int dms_dev_attach(dms_node *node, enum dms_dev dev, const struct dms_dev_ops *ops, void *opaque)
 {
-	if (!valid_dev(dev))
-		return;
-	node->host[dev] = {*ops, opaque};
-	dms_node::Host *h = &node->host[dev];
-	// MSIs and sent frames pass the fault injector (node/faults.h).
-	devmemsim::Faults *faults = &node->node->faults;
-	const unsigned fdev = dev == DMS_DEV_NIC ? devmemsim::kFaultNic : devmemsim::kFaultGpu;
+	const int port = port_of(node, dev);
+	if (port < 0 || !ops)
+		return -1;
+	dms_node::Host *h = &node->host[static_cast<unsigned>(port)];
+	h->ops = *ops;
+	h->opaque = opaque;
+	const unsigned i = DMS_DEV_INDEX(dev);
+	devmemsim::Faults *faults = &node->node->faults[i];
 	if (ops->irq)
-		faults->set_irq_sink(fdev, [h](unsigned v) {
+		faults->set_irq_sink(fault_dev(dev), [h](unsigned v) {
 			// A late MSI may come due after dms_dev_detach().
 			if (h->ops.irq)
 				h->ops.irq(h->opaque, v);
 		});
-	if (dev == DMS_DEV_GPU && ops->irq) {
-		node->node->gpu.set_irq(
+	if (!DMS_DEV_IS_GPU(dev))
+		attach_nic(node, i, h);
+	else if (ops->irq)
+		node->node->gpus[i].set_irq(
 			[faults](unsigned v) { faults->irq(devmemsim::kFaultGpu, v); });
-	} else if (dev == DMS_DEV_NIC) {
-		devmemsim::Nic::Host nh;
-		if (ops->irq)
-			nh.irq = [faults](unsigned v) { faults->irq(devmemsim::kFaultNic, v); };
-		if (ops->send)
-			nh.send = [h, faults](const uint8_t *f, size_t n) {
-				if (const uint8_t *out = faults->tx_frame(f, n))
-					h->ops.send(h->opaque, out, n);
-			};
-		if (ops->rx_ready)
-			nh.rx_ready = [h] { h->ops.rx_ready(h->opaque); };
-		node->node->nic.set_host(std::move(nh));
-	}
+	return 0;
 }
 
 void dms_dev_detach(dms_node *node, enum dms_dev dev)
 {
-	if (!valid_dev(dev))
+	const int port = port_of(node, dev);
+	if (port < 0)
 		return;
 	devmemsim::Node &n = *node->node;
-	n.fabric.set_window(port_of(dev), 0, 0);
-	n.fabric.set_bus_master(port_of(dev), false);
-	if (dev == DMS_DEV_GPU) {
-		n.gpu.reset();
-		n.gpu.set_irq(nullptr);
-		n.gpu.set_memory(nullptr);
-	} else {
-		n.nic.reset();
-		n.nic.set_host(devmemsim::Nic::Host{});
+	n.fabric.set_window(static_cast<unsigned>(port), 0, 0);
+	n.fabric.set_bus_master(static_cast<unsigned>(port), false);
+	if (devmemsim::Gpu *gpu = gpu_of(node, dev)) {
+		gpu->reset();
+		gpu->set_irq(nullptr);
+		gpu->set_memory(nullptr);
+	} else if (devmemsim::Nic *nic = nic_of(node, dev)) {
+		nic->reset();
+		nic->set_host(devmemsim::Nic::Host{});
 	}
-	node->host[dev] = {};
+	dms_node::Host &h = node->host[static_cast<unsigned>(port)];
+	h.ops = {};
+	h.opaque = nullptr;
 }
 
 void dms_set_bus_master(dms_node *node, enum dms_dev dev, int on)
 {
-	if (valid_dev(dev))
-		node->node->fabric.set_bus_master(port_of(dev), on != 0);
+	const int port = port_of(node, dev);
+	if (port >= 0)
+		node->node->fabric.set_bus_master(static_cast<unsigned>(port), on != 0);
 }
 
 void dms_node_set_trace(dms_node *node,
@@ -202,20 +289,30 @@ void dms_node_set_trace(dms_node *node,
 {
 	node->trace_fn = fn;
 	node->trace_opaque = opaque;
-	node->trace_sink.opaque = node;
-	node->trace_sink.fn = fn ? trace_to_host : nullptr;
+	for (dms_node::Host &h : node->host)
+		h.trace.fn = fn ? trace_to_host : nullptr;
 }
 
 void dms_set_bar(dms_node *node, enum dms_dev dev, unsigned bar, uint64_t addr, uint64_t size)
 {
 	// Only device memory is a peer-to-peer target.
-	if (dev == DMS_DEV_GPU && bar == DMS_GPU_BAR_MEM)
-		node->node->fabric.set_window(devmemsim::pcie::kGpu, addr, size);
+	if (gpu_of(node, dev) && bar == DMS_GPU_BAR_MEM)
+		node->node->fabric.set_window(static_cast<unsigned>(port_of(node, dev)), addr,
+					      size);
+}
+
+int dms_dev_set_memory(dms_node *node, enum dms_dev dev, void *mem)
+{
+	devmemsim::Gpu *gpu = gpu_of(node, dev);
+	if (!gpu)
+		return -1;
+	gpu->set_memory(static_cast<uint8_t *>(mem));
+	return 0;
 }
 
 void dms_gpu_set_memory(dms_node *node, void *mem)
 {
-	node->node->gpu.set_memory(static_cast<uint8_t *>(mem));
+	dms_dev_set_memory(node, DMS_DEV_GPU, mem);
 }
 
 const char *dms_node_stats_json(dms_node *node)
@@ -232,7 +329,7 @@ void dms_node_reset_stats(dms_node *node)
 int dms_node_set_faults(dms_node *node, const char *settings, char *err, size_t errlen)
 {
 	try {
-		node->node->faults.configure(
+		node->node->configure_faults(
 			devmemsim::parse_fault_settings(settings ? settings : ""));
 		return 0;
 	} catch (const std::exception &e) {
@@ -241,53 +338,109 @@ int dms_node_set_faults(dms_node *node, const char *settings, char *err, size_t 
 	return -1;
 }
 
-int dms_nic_receive(dms_node *node, const uint8_t *frame, size_t len)
+int dms_dev_receive(dms_node *node, enum dms_dev dev, const uint8_t *frame, size_t len)
 {
-	devmemsim::Nic &nic = node->node->nic;
-	return node->node->faults.rx_frame(
-		       frame, len, [&nic](const uint8_t *f, size_t n) { return nic.receive(f, n); })
+	devmemsim::Nic *nic = nic_of(node, dev);
+	if (!nic)
+		return -1;
+	devmemsim::Faults &faults = node->node->faults[DMS_DEV_INDEX(dev)];
+	return faults.rx_frame(frame, len,
+			       [nic](const uint8_t *f, size_t n) { return nic->receive(f, n); })
 		       ? 1
 		       : 0;
 }
 
+int dms_nic_receive(dms_node *node, const uint8_t *frame, size_t len)
+{
+	return dms_dev_receive(node, DMS_DEV_NIC, frame, len);
+}
+
+int dms_dev_set_link(dms_node *node, enum dms_dev dev, int up)
+{
+	if (!nic_of(node, dev))
+		return -1;
+	node->node->faults[DMS_DEV_INDEX(dev)].set_host_link(up != 0);
+	return 0;
+}
+
 void dms_nic_set_link(dms_node *node, int up)
 {
-	node->node->faults.set_host_link(up != 0);
+	dms_dev_set_link(node, DMS_DEV_NIC, up);
+}
+
+int dms_dev_reset(dms_node *node, enum dms_dev dev)
+{
+	if (devmemsim::Nic *nic = nic_of(node, dev))
+		nic->reset();
+	else if (devmemsim::Gpu *gpu = gpu_of(node, dev))
+		gpu->reset();
+	else
+		return -1;
+	return 0;
 }
 
 void dms_nic_reset(dms_node *node)
 {
-	node->node->nic.reset();
+	dms_dev_reset(node, DMS_DEV_NIC);
 }
 
 void dms_gpu_reset(dms_node *node)
 {
-	node->node->gpu.reset();
+	dms_dev_reset(node, DMS_DEV_GPU);
+}
+
+int dms_dev_set_mac(dms_node *node, enum dms_dev dev, const uint8_t mac[6])
+{
+	devmemsim::Nic *nic = nic_of(node, dev);
+	if (!nic || !mac)
+		return -1;
+	nic->set_mac(mac);
+	return 0;
 }
 
 void dms_nic_set_mac(dms_node *node, const uint8_t mac[6])
 {
-	node->node->nic.set_mac(mac);
+	dms_dev_set_mac(node, DMS_DEV_NIC, mac);
+}
+
+uint64_t dms_dev_mem_size(const dms_node *node, enum dms_dev dev)
+{
+	const devmemsim::Gpu *gpu = gpu_of(node, dev);
+	return gpu ? gpu->mem_size() : 0;
 }
 
 uint64_t dms_gpu_mem_size(const dms_node *node)
 {
-	return node->node->gpu.mem_size();
+	return dms_dev_mem_size(node, DMS_DEV_GPU);
+}
+
+unsigned dms_dev_num_queues(const dms_node *node, enum dms_dev dev)
+{
+	const devmemsim::Nic *nic = nic_of(node, dev);
+	return nic ? nic->num_queues() : 0;
 }
 
 unsigned dms_nic_num_queues(const dms_node *node)
 {
-	return node->node->nic.num_queues();
+	return dms_dev_num_queues(node, DMS_DEV_NIC);
+}
+
+unsigned dms_dev_num_vectors(const dms_node *node, enum dms_dev dev)
+{
+	if (const devmemsim::Nic *nic = nic_of(node, dev))
+		return nic->num_vectors();
+	const devmemsim::Gpu *gpu = gpu_of(node, dev);
+	return gpu ? gpu->num_vectors() : 0;
 }
 
 unsigned dms_nic_num_vectors(const dms_node *node)
 {
-	return node->node->nic.num_vectors();
+	return dms_dev_num_vectors(node, DMS_DEV_NIC);
 }
 
 unsigned dms_gpu_num_vectors(const dms_node *node)
 {
-	return node->node->gpu.num_vectors();
+	return dms_dev_num_vectors(node, DMS_DEV_GPU);
 }
 
 const char *dms_node_mode(const dms_node *node)

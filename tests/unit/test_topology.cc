@@ -237,9 +237,10 @@ TEST(TopologyErrors, Sockets)
 		  "gpu)");
 }
 
-// The node (and the C ABI) hold one pair under one switch, the tree the
-// guest sees, until they address device instances; the refusal comes
-// before the node claims the process.
+// A QEMU node (Node::Shape::Qemu, dms_node_new) holds one pair under one
+// switch, the tree the guest sees; the refusal comes before the node
+// claims the process. Hosts that address device instances build the
+// others (test_instances.cc).
 TEST(Topology, NodeRefusesOtherShapes)
 {
 	const char *shapes[] = {
@@ -257,9 +258,9 @@ TEST(Topology, NodeRefusesOtherShapes)
 		} catch (const ConfigError &e) {
 			EXPECT_STREQ(
 				e.what(),
-				"topology: a node holds one NIC and one GPU under one switch (as "
-				"the guest sees it); other shapes are for the standalone fabric "
-				"until the C ABI addresses device instances");
+				"topology: a QEMU node holds one NIC and one GPU under one switch "
+				"(as the guest sees it); other shapes are for hosts that address "
+				"device instances (dms_node_new_topology)");
 		}
 	}
 }

@@ -41,11 +41,29 @@ extern "C" {
 
 typedef struct dms_node dms_node;
 
-/* The devices of a node, as used in register and BAR calls. */
+/*
+ * Device instances. A node has K NIC/GPU pairs (K = dms_node_num_pairs(),
+ * from the node's [topology]; 1 by default and always for QEMU): NIC i
+ * and GPU i form pair i and share its fault injector. A device id encodes
+ * the kind in bit 0 and the index above it: DMS_NIC(i), DMS_GPU(i).
+ * DMS_DEV_NIC and DMS_DEV_GPU are DMS_NIC(0) and DMS_GPU(0), so a host
+ * with one pair names its devices as it always did. Every call taking an
+ * id checks it: an id that names no device of the node (an index >= K, or
+ * a NIC-only call given a GPU) is refused as the call says, never used.
+ */
 enum dms_dev {
 	DMS_DEV_NIC = 0,
 	DMS_DEV_GPU = 1,
+	/* Not a device: makes every id up to it a value of the type in C++
+	 * too, so a host's out-of-range id reaches the check. */
+	DMS_DEV_ID_MAX = 0x7fffffff,
 };
+
+#define DMS_NIC(i) ((enum dms_dev)((unsigned)(i) << 1))
+#define DMS_GPU(i) ((enum dms_dev)((unsigned)(i) << 1 | 1u))
+/* The pair index of an id, and whether it names a GPU. */
+#define DMS_DEV_INDEX(dev) ((unsigned)(dev) >> 1)
+#define DMS_DEV_IS_GPU(dev) (((unsigned)(dev)&1u) != 0)
 
 #define DMS_NO_DEADLINE UINT64_MAX
 
@@ -56,7 +74,23 @@ enum dms_dev {
  * the key and the problem into err (errlen bytes, always terminated).
  */
 dms_node *dms_node_new(const char *config_path, char *err, size_t errlen);
+/*
+ * The same for a host that addresses every device instance (dms-sim):
+ * any [topology] the schema allows. dms_node_new() refuses every tree but
+ * one NIC and one GPU under one switch, because that is all QEMU builds
+ * for the guest: a node with devices the guest never sees, or another
+ * tree, would route and count traffic that does not exist there.
+ */
+dms_node *dms_node_new_topology(const char *config_path, char *err, size_t errlen);
 void dms_node_free(dms_node *node);
+/* K, the number of NIC/GPU pairs: ids DMS_NIC(0..K-1), DMS_GPU(0..K-1). */
+unsigned dms_node_num_pairs(const dms_node *node);
+/*
+ * The topology's name of a device ("nic", "gpu" with one pair; "nic0",
+ * "gpu3" or the names the file gives), as the stats JSON names it; NULL
+ * for an id that names no device. Valid as long as the node.
+ */
+const char *dms_dev_name(const dms_node *node, enum dms_dev dev);
 
 /*
  * Advance the model toward now_ns (monotonic; earlier values are ignored),
@@ -70,7 +104,9 @@ uint64_t dms_node_deadline_ns(const dms_node *node);
  * BAR0 register access. off is the byte offset in the register BAR, size
  * 1, 2, 4 or 8. Unknown or misaligned accesses read DMS_REG_UNDEFINED
  * (truncated to size) and are ignored on write: a guest can never make the
- * model fail through registers.
+ * model fail through registers. An id that names no device reads all ones
+ * and ignores writes, as do dms_dev_detach, dms_set_bus_master and
+ * dms_set_bar.
  */
 uint64_t dms_reg_read(dms_node *node, enum dms_dev dev, uint64_t off, unsigned size);
 void dms_reg_write(dms_node *node, enum dms_dev dev, uint64_t off, uint64_t val, unsigned size);
@@ -90,7 +126,8 @@ struct dms_dev_ops {
 	void (*send)(void *opaque, const uint8_t *frame, size_t len);
 	void (*rx_ready)(void *opaque);
 };
-void dms_dev_attach(dms_node *node, enum dms_dev dev, const struct dms_dev_ops *ops, void *opaque);
+/* Returns 0, or -1 (nothing attached) if dev names no device or ops is NULL. */
+int dms_dev_attach(dms_node *node, enum dms_dev dev, const struct dms_dev_ops *ops, void *opaque);
 /*
  * The device's host side goes away (QEMU: unrealize, hot-unplug): the
  * device is reset (running jobs stop), the model forgets its callbacks,
@@ -114,13 +151,19 @@ void dms_set_bus_master(dms_node *node, enum dms_dev dev, int on);
  */
 void dms_set_bar(dms_node *node, enum dms_dev dev, unsigned bar, uint64_t addr, uint64_t size);
 
-/* The GPU's device memory: dms_gpu_mem_size() bytes shared with QEMU. */
+/*
+ * The GPU's device memory: dms_gpu_mem_size() bytes shared with QEMU.
+ * dms_dev_set_memory() gives GPU dev's; -1 if dev names no GPU.
+ */
 void dms_gpu_set_memory(dms_node *node, void *mem);
+int dms_dev_set_memory(dms_node *node, enum dms_dev dev, void *mem);
 /*
  * Function-level reset of the GPU (QEMU device reset): running and posted
  * jobs stop without completing, every register takes its reset value.
+ * dms_dev_reset() resets device dev, NIC or GPU; -1 if it names none.
  */
 void dms_gpu_reset(dms_node *node);
+int dms_dev_reset(dms_node *node, enum dms_dev dev);
 
 /*
  * The node's counters as JSON (schema in docs/stats.md). The string stays
@@ -132,8 +175,8 @@ void dms_node_reset_stats(dms_node *node);
 /*
  * The model's own trace: while fn is set, every device hands it one line
  * per event (doorbells, jobs, descriptors, completions, drops and their
- * reasons); dev says which device. NULL turns tracing off, which then
- * costs nothing. fn runs inside model calls and must not call the model.
+ * reasons); dev says which device instance (dms_dev_name() names it). NULL turns tracing off, which
+ * then costs nothing. fn runs inside model calls and must not call the model.
  */
 void dms_node_set_trace(dms_node *node,
 			void (*fn)(void *opaque, enum dms_dev dev, const char *line), void *opaque);
@@ -142,30 +185,43 @@ void dms_node_set_trace(dms_node *node,
  * Replace the node's fault injection settings (the [faults] table of
  * configs/node/default.toml) at run time: "key=value" pairs separated by
  * commas or blanks; keys not given are off, "" turns every fault off.
+ * Every pair gets them, pair i with the seed faults.seed + i.
  * Returns 0, or -1 with a one-line message in err (errlen bytes) and the
  * settings unchanged.
  */
 int dms_node_set_faults(dms_node *node, const char *settings, char *err, size_t errlen);
 
 /*
+ * The dms_nic_* and dms_gpu_* calls act on NIC 0 and GPU 0; each has a
+ * dms_dev_* twin for any instance, which refuses (-1, or 0 for sizes and
+ * counts) an id that names no device of the kind the call needs.
+ */
+
+/*
  * A frame from the wire (Ethernet, no FCS). Returns 1 if the NIC took it,
  * 0 if it has no room now: the host keeps the frame and offers it again
- * after the rx_ready callback.
+ * after the rx_ready callback. dms_dev_receive: -1 if dev names no NIC.
  */
 int dms_nic_receive(dms_node *node, const uint8_t *frame, size_t len);
+int dms_dev_receive(dms_node *node, enum dms_dev dev, const uint8_t *frame, size_t len);
 void dms_nic_set_link(dms_node *node, int up);
-/* Function-level reset of the NIC (QEMU device reset). */
+int dms_dev_set_link(dms_node *node, enum dms_dev dev, int up);
+/* Function-level reset of the NIC (QEMU device reset); see dms_dev_reset. */
 void dms_nic_reset(dms_node *node);
 
 /* The NIC's MAC address comes from QEMU's NIC layer (mac= property). */
 void dms_nic_set_mac(dms_node *node, const uint8_t mac[6]);
+int dms_dev_set_mac(dms_node *node, enum dms_dev dev, const uint8_t mac[6]);
 
 /* Configuration the glue needs to lay out the PCI functions. */
 uint64_t dms_gpu_mem_size(const dms_node *node);
+uint64_t dms_dev_mem_size(const dms_node *node, enum dms_dev dev); /* GPUs */
 unsigned dms_nic_num_queues(const dms_node *node);
+unsigned dms_dev_num_queues(const dms_node *node, enum dms_dev dev); /* NICs */
 /* MSI-X vectors of the NIC: one per queue pair plus the admin vector. */
 unsigned dms_nic_num_vectors(const dms_node *node);
 unsigned dms_gpu_num_vectors(const dms_node *node);
+unsigned dms_dev_num_vectors(const dms_node *node, enum dms_dev dev);
 /* Mode name from the configuration: "functional" or "timed". */
 const char *dms_node_mode(const dms_node *node);
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "node/node.h"
 
+#include <ostream>
 #include <sstream>
 #include <stdexcept>
 
@@ -14,64 +15,129 @@ namespace
 // Nodes share the process's SystemC kernel, which cannot elaborate new
 // modules once it has run: every node of a process (dms-sim runs several)
 // is built before the first step.
-bool check_elaborating()
+void check_elaborating()
 {
 	if (sc_core::sc_get_status() != sc_core::SC_ELABORATION)
 		throw std::logic_error("this process's devmemsim model has already run: build "
 				       "every node before the first step");
-	return true;
 }
 
-// A node's devices are one NIC and one GPU (capi.cc addresses them as
-// "the NIC" and "the GPU") under one switch: the PCIe tree QEMU builds
-// for the guest (tools/devmemsim/topology.py), which the model's routing
-// must match. Sockets, link widths and capacities are the model's own.
-// Other shapes wait for device-instance addressing in the C ABI.
-bool check_qemu_shape(const NodeConfig &cfg)
+// QEMU instantiates one NIC and one GPU function under one switch, the
+// PCIe tree it builds for the guest (tools/devmemsim/topology.py), which
+// the model's routing must match: a node with more devices, or another
+// tree, would route and count traffic the guest never sees. Sockets,
+// link widths and capacities are the model's own. Hosts that address
+// every device instance ask for Shape::Any (dms_node_new_topology).
+void check_shape(const NodeConfig &cfg, Node::Shape shape)
 {
+	if (shape == Node::Shape::Any)
+		return;
 	const Topology t = topology_of(cfg);
 	if (t.nics.size() != 1 || t.switches.size() != 1 || t.nics[0].on_switch != 0 ||
 	    t.gpus[0].on_switch != 0)
-		throw ConfigError("topology: a node holds one NIC and one GPU under one switch "
-				  "(as the guest sees it); other shapes are for the standalone "
-				  "fabric until the C ABI addresses device instances");
-	return true;
+		throw ConfigError("topology: a QEMU node holds one NIC and one GPU under one "
+				  "switch (as the guest sees it); other shapes are for hosts that "
+				  "address device instances (dms_node_new_topology)");
+}
+
+const sc_core::sc_module_name &checked_name(const NodeConfig &cfg, Node::Shape shape,
+					    const sc_core::sc_module_name &name)
+{
+	check_shape(cfg, shape);
+	check_elaborating();
+	return name;
 }
 
 } // namespace
 
-Node::Node(sc_core::sc_module_name name, const NodeConfig &cfg)
-    : sc_core::sc_module((check_qemu_shape(cfg), check_elaborating(), name)), fabric("fabric", cfg),
-      nic("nic", cfg), gpu("gpu", cfg), faults("faults", cfg.faults), cfg_(cfg)
+Node::Node(sc_core::sc_module_name name, const NodeConfig &cfg, Shape shape)
+    : sc_core::sc_module(checked_name(cfg, shape, name)), fabric("fabric", cfg), nics("nic"),
+      gpus("gpu"), faults("faults"), cfg_(cfg)
 {
-	// Fabric ports in pcie::Port order.
-	nic.dma.bind(fabric.dma);
-	gpu.dma.bind(fabric.dma);
-	fabric.bar_mem[pcie::kNic].bind(nic.bar_mem);
-	fabric.bar_mem[pcie::kGpu].bind(gpu.bar_mem);
-	faults.set_link_sink([this](bool up) { nic.set_link(up); });
-	gpu.set_engine_fault([this] { return faults.gpu_engine_error(); });
-	faults.set_ring_check([this](uint64_t a, uint64_t n) { return nic.in_rings(a, n); });
+	const size_t k = fabric.topology().nics.size();
+	nics.init(k, [&cfg](const char *n, size_t) { return new Nic(n, cfg); });
+	gpus.init(k, [&cfg](const char *n, size_t) { return new Gpu(n, cfg); });
+	faults.init(k, [&cfg](const char *n, size_t i) {
+		FaultConfig f = cfg.faults;
+		f.seed += i;
+		return new Faults(n, f);
+	});
+	// The fabric's target socket numbers its ports in binding order:
+	// the NICs, then the GPUs (pcie::Fabric::nic_port, gpu_port).
+	for (unsigned i = 0; i < k; i++)
+		nics[i].dma.bind(fabric.dma);
+	for (unsigned i = 0; i < k; i++)
+		gpus[i].dma.bind(fabric.dma);
+	for (unsigned i = 0; i < k; i++)
+		bind_pair(i);
 }
 
 Node::~Node() = default;
+
+// Pair i's peer-to-peer targets, and its fault injector between the NIC's
+// link, the GPU's engines and their host.
+void Node::bind_pair(unsigned i)
+{
+	Nic &nic = nics[i];
+	Gpu &gpu = gpus[i];
+	Faults &f = faults[i];
+	fabric.bar_mem[fabric.nic_port(i)].bind(nic.bar_mem);
+	fabric.bar_mem[fabric.gpu_port(i)].bind(gpu.bar_mem);
+	f.set_link_sink([&nic](bool up) { nic.set_link(up); });
+	gpu.set_engine_fault([&f] { return f.gpu_engine_error(); });
+	f.set_ring_check([&nic](uint64_t a, uint64_t n) { return nic.in_rings(a, n); });
+}
+
+void Node::configure_faults(const FaultConfig &cfg)
+{
+	for (unsigned i = 0; i < pairs(); i++) {
+		FaultConfig f = cfg;
+		f.seed += i;
+		faults[i].configure(f);
+	}
+}
 
 std::string Node::stats_json() const
 {
 	std::ostringstream o;
 	o << "{\"schema\": \"devmemsim-stats/1\", \"node\": " << cfg_.index
-	  << ", \"time_ns\": " << sim::now_ns() << ", \"pcie\": " << fabric.stats_json()
-	  << ", \"nic\": " << nic.stats_json() << ", \"gpu\": " << gpu.stats_json()
-	  << ", \"faults\": " << faults.stats_json() << "}";
+	  << ", \"time_ns\": " << sim::now_ns() << ", \"pcie\": " << fabric.stats_json() << ", ";
+	put_devices(o);
+	o << "}";
 	return o.str();
+}
+
+// One pair: "nic", "gpu" and "faults" as they always were. More pairs:
+// "nics" and "gpus" by the topology's device names (as pcie.links names
+// their links) and "pair_faults", one entry per pair in pair order.
+void Node::put_devices(std::ostream &o) const
+{
+	if (pairs() == 1) {
+		o << "\"nic\": " << nics[0].stats_json() << ", \"gpu\": " << gpus[0].stats_json()
+		  << ", \"faults\": " << faults[0].stats_json();
+		return;
+	}
+	const Topology &t = fabric.topology();
+	o << "\"nics\": {";
+	for (unsigned i = 0; i < pairs(); i++)
+		o << (i ? ", " : "") << "\"" << t.nics[i].name << "\": " << nics[i].stats_json();
+	o << "}, \"gpus\": {";
+	for (unsigned i = 0; i < pairs(); i++)
+		o << (i ? ", " : "") << "\"" << t.gpus[i].name << "\": " << gpus[i].stats_json();
+	o << "}, \"pair_faults\": [";
+	for (unsigned i = 0; i < pairs(); i++)
+		o << (i ? ", " : "") << faults[i].stats_json();
+	o << "]";
 }
 
 void Node::reset_counters()
 {
 	fabric.reset_counters();
-	nic.reset_counters();
-	gpu.reset_counters();
-	faults.reset_counters();
+	for (unsigned i = 0; i < pairs(); i++) {
+		nics[i].reset_counters();
+		gpus[i].reset_counters();
+		faults[i].reset_counters();
+	}
 }
 
 } // namespace devmemsim

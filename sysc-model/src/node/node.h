@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
-// A node: the hardware of one emulated machine, its NIC and GPU on a PCIe
-// fabric.
+// A node: the hardware of one emulated machine, its K NIC/GPU pairs on a
+// PCIe fabric built from the node's topology.
 #pragma once
 
+#include <iosfwd>
 #include <string>
 #include <systemc>
 
@@ -18,22 +19,40 @@ namespace devmemsim
 class Node : public sc_core::sc_module
 {
 public:
-	// Throws std::logic_error once the model has run: the SystemC kernel
-	// is global and cannot elaborate modules after its first step.
-	Node(sc_core::sc_module_name name, const NodeConfig &cfg);
+	// Which topologies a node accepts. Qemu: only the tree QEMU builds for
+	// the guest (one NIC and one GPU under one switch); Any: every tree
+	// the [topology] schema allows, for hosts that address each device
+	// instance (dms-sim).
+	enum class Shape { Qemu, Any };
+
+	// Throws ConfigError for a topology the shape refuses, and
+	// std::logic_error once the model has run: the SystemC kernel is
+	// global and cannot elaborate modules after its first step.
+	Node(sc_core::sc_module_name name, const NodeConfig &cfg, Shape shape = Shape::Qemu);
 	~Node() override;
 
 	const NodeConfig &config() const { return cfg_; }
+	unsigned pairs() const { return static_cast<unsigned>(nics.size()); }
+
 	pcie::Fabric fabric;
-	Nic nic;
-	Gpu gpu;
-	Faults faults; // between the devices and their host (capi.cc)
+	// Pair i is NIC i and GPU i, on fabric ports nic_port(i), gpu_port(i).
+	sc_core::sc_vector<Nic> nics;
+	sc_core::sc_vector<Gpu> gpus;
+	// Between pair i's devices and their host (capi.cc): one injector per
+	// pair, seeded with faults.seed + i, so pairs fail independently.
+	sc_core::sc_vector<Faults> faults;
+
+	// New fault settings for every pair (pair i's seed: cfg.seed + i).
+	void configure_faults(const FaultConfig &cfg);
 
 	// Counters of the whole node as one JSON object (docs/stats.md).
 	std::string stats_json() const;
 	void reset_counters();
 
 private:
+	void bind_pair(unsigned i);
+	void put_devices(std::ostream &o) const;
+
 	NodeConfig cfg_;
 };
 
