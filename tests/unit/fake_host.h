@@ -57,7 +57,7 @@ struct Host {
 	{
 		static const dms_dev_ops nic_ops = {dma, irq, send, on_rx_ready};
 		static const dms_dev_ops gpu_ops = {dma, irq, nullptr, nullptr};
-		dms_dev_attach(node, dev, dev == DMS_DEV_NIC ? &nic_ops : &gpu_ops, this);
+		dms_dev_attach(node, dev, DMS_DEV_IS_GPU(dev) ? &gpu_ops : &nic_ops, this);
 	}
 
 	static int dma(void *opaque, uint64_t addr, void *buf, uint64_t len, int is_write)
@@ -83,12 +83,14 @@ struct Host {
 };
 
 // A node from a node configuration given as TOML text ("" takes every
-// default). NULL on failure, with the model's message in *err.
-inline dms_node *new_node(const std::string &toml, std::string *err)
+// default). NULL on failure, with the model's message in *err. make:
+// dms_node_new, or dms_node_new_topology for nodes of several pairs.
+inline dms_node *new_node(const std::string &toml, std::string *err,
+			  decltype(&dms_node_new) make = dms_node_new)
 {
 	char msg[256] = "";
 	if (toml.empty()) {
-		dms_node *node = dms_node_new(nullptr, msg, sizeof(msg));
+		dms_node *node = make(nullptr, msg, sizeof(msg));
 		*err = msg;
 		return node;
 	}
@@ -100,7 +102,7 @@ inline dms_node *new_node(const std::string &toml, std::string *err)
 	}
 	close(fd);
 	std::ofstream(path) << toml;
-	dms_node *node = dms_node_new(path, msg, sizeof(msg));
+	dms_node *node = make(path, msg, sizeof(msg));
 	std::remove(path);
 	*err = msg;
 	return node;
@@ -115,24 +117,26 @@ inline void run_until_idle(dms_node *node, int max_steps)
 }
 
 // The GPU's copy and CRC jobs as dmsgpu programs them: the job's registers,
-// then its doorbell. The job runs as the node steps.
-inline void gpu_start_copy(dms_node *node, uint64_t dev, uint64_t host, uint64_t len, uint32_t dir)
+// then its doorbell. The job runs as the node steps. gpu: which GPU.
+inline void gpu_start_copy(dms_node *node, uint64_t dev, uint64_t host, uint64_t len, uint32_t dir,
+			   dms_dev gpu = DMS_DEV_GPU)
 {
-	dms_reg_write(node, DMS_DEV_GPU, DMS_GPU_REG_COPY_DEV_LO, dev, 8);
-	dms_reg_write(node, DMS_DEV_GPU, DMS_GPU_REG_COPY_HOST_LO, host, 8);
-	dms_reg_write(node, DMS_DEV_GPU, DMS_GPU_REG_COPY_LEN_LO, len, 8);
-	dms_reg_write(node, DMS_DEV_GPU, DMS_GPU_REG_COPY_CTRL, dir, 4);
-	dms_reg_write(node, DMS_DEV_GPU, DMS_GPU_REG_COPY_DOORBELL, 1, 4);
+	dms_reg_write(node, gpu, DMS_GPU_REG_COPY_DEV_LO, dev, 8);
+	dms_reg_write(node, gpu, DMS_GPU_REG_COPY_HOST_LO, host, 8);
+	dms_reg_write(node, gpu, DMS_GPU_REG_COPY_LEN_LO, len, 8);
+	dms_reg_write(node, gpu, DMS_GPU_REG_COPY_CTRL, dir, 4);
+	dms_reg_write(node, gpu, DMS_GPU_REG_COPY_DOORBELL, 1, 4);
 }
 
 // A CRC job over [dev, dev + len), or over the gather list CRC_LIST_LO/HI
 // and CRC_LIST_COUNT name if the count is not 0 (left as it is here).
-inline void gpu_start_crc(dms_node *node, uint64_t dev, uint64_t len, uint32_t seed)
+inline void gpu_start_crc(dms_node *node, uint64_t dev, uint64_t len, uint32_t seed,
+			  dms_dev gpu = DMS_DEV_GPU)
 {
-	dms_reg_write(node, DMS_DEV_GPU, DMS_GPU_REG_CRC_DEV_LO, dev, 8);
-	dms_reg_write(node, DMS_DEV_GPU, DMS_GPU_REG_CRC_LEN_LO, len, 8);
-	dms_reg_write(node, DMS_DEV_GPU, DMS_GPU_REG_CRC_SEED, seed, 4);
-	dms_reg_write(node, DMS_DEV_GPU, DMS_GPU_REG_CRC_DOORBELL, 1, 4);
+	dms_reg_write(node, gpu, DMS_GPU_REG_CRC_DEV_LO, dev, 8);
+	dms_reg_write(node, gpu, DMS_GPU_REG_CRC_LEN_LO, len, 8);
+	dms_reg_write(node, gpu, DMS_GPU_REG_CRC_SEED, seed, 4);
+	dms_reg_write(node, gpu, DMS_GPU_REG_CRC_DOORBELL, 1, 4);
 }
 
 } // namespace fake_host
