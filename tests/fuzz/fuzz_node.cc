@@ -39,9 +39,10 @@ bool g_trace; // DMS_FUZZ_TRACE=1: the operations of an input on stderr
 bool g_tx_may_vanish;
 
 const char *const kOpNames[kOpCount] = {
-	"reg-write",  "reg-read", "ram-write", "queue-setup", "rx-post",   "tx-post",	"wire-raw",
-	"wire-frame", "msix",	  "step",      "link",	      "nic-reset", "stats",	"gpu-job",
-	"crc-list",   "bars",	  "peer",      "bus-master",  "replug",	   "gpu-reset", "faults"};
+	"reg-write", "reg-read",   "ram-write", "queue-setup", "rx-post", "tx-post",
+	"wire-raw",  "wire-frame", "msix",	"step",	       "link",	  "nic-reset",
+	"stats",     "gpu-job",	   "crc-list",	"bars",	       "peer",	  "bus-master",
+	"replug",    "gpu-reset",  "faults",	"foreign-id"};
 
 // Queue q's rings and buffers in RAM (RxPost/TxPost/QueueSetup): one MiB
 // each, rings of up to 256 entries.
@@ -355,6 +356,35 @@ void op_faults(Reader &r)
 		std::fprintf(stderr, "  refused: %s\n", err);
 }
 
+// A device id the node does not have (its devices are ids 0 and 1): every
+// call that takes an id refuses it (devmemsim.h) and touches nothing,
+// which the checks after the operation and ASan see.
+void op_foreign_id(Reader &r)
+{
+	dms_node *n = g_host->node();
+	const auto id = dms_dev(2 + r.u32() % (DMS_DEV_ID_MAX - 1u));
+	const uint16_t off = r.u16();
+	const uint64_t val = r.u(8);
+	static const dms_dev_ops ops = {nullptr, nullptr, nullptr, nullptr};
+	const uint8_t bytes[64] = {};
+	dms_reg_write(n, id, off, val, 4);
+	dms_set_bus_master(n, id, int(val & 1));
+	dms_set_bar(n, id, DMS_GPU_BAR_MEM, val, kGpuMemSize);
+	dms_dev_detach(n, id);
+	const int refused[] = {dms_dev_attach(n, id, &ops, nullptr),
+			       dms_dev_receive(n, id, bytes, sizeof(bytes)),
+			       dms_dev_set_link(n, id, 0),
+			       dms_dev_set_mac(n, id, bytes),
+			       dms_dev_reset(n, id),
+			       dms_dev_set_memory(n, id, nullptr)};
+	for (int ret : refused)
+		if (ret != -1)
+			fail("device id %llu: a call took it (returned %llu)", id, uint64_t(ret));
+	if (dms_reg_read(n, id, off, 4) != UINT64_MAX || dms_dev_name(n, id) ||
+	    dms_dev_mem_size(n, id) || dms_dev_num_queues(n, id) || dms_dev_num_vectors(n, id))
+		fail("device id %llu: a query answered for it", id);
+}
+
 // Every counter of the stats JSON: a plain non-negative integer below
 // 2^53 (JSON-safe), and the NIC's frame counts within what crossed the
 // host boundary since the last reset.
@@ -483,6 +513,9 @@ void play(Reader &r)
 		break;
 	case kFaults:
 		op_faults(r);
+		break;
+	case kForeignId:
+		op_foreign_id(r);
 		break;
 	}
 }

@@ -34,6 +34,7 @@ enum Op : uint8_t {
 	kReplug,     // dev: hot-unplug and plug again
 	kGpuReset,   //
 	kFaults,     // key mask32, one value byte per key set
+	kForeignId,  // id32, off16, value64: every id-taking call, a device it names not
 	kOpCount
 };
 

@@ -177,6 +177,14 @@ inline void hostile_memory_seeds(std::vector<std::vector<uint8_t>> &out)
 	frame(wrap, 0x10, 0, 1000);
 	step(wrap, 0x81).op(kStats);
 	out.push_back(wrap.out);
+
+	Writer foreign; // ids of devices the node does not have, at both ends
+	for (uint32_t id : {0u, 1u, 0x7ffffffdu, 0x40000000u})
+		foreign.op(kForeignId).u32(id).u16(0).u64(1);
+	queue(foreign, 0, 2, 1);
+	frame(foreign, 0x10, 0, 1000);
+	step(foreign, 0x81).op(kStats);
+	out.push_back(foreign.out);
 }
 
 inline std::vector<std::vector<uint8_t>> seeds()
