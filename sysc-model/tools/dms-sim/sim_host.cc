@@ -4,6 +4,7 @@
 #include <sys/mman.h>
 
 #include <stdexcept>
+#include <string>
 
 #include "devmemsim/pci_ids.h"
 
@@ -28,9 +29,11 @@ uint64_t HostMemory::alloc(uint64_t len, uint64_t align)
 	return kBase + off;
 }
 
-SimNode::SimNode(dms_node *node, unsigned index, Events &ev, uint64_t host_mem_bytes)
-    : node_(node), index_(index), ev_(ev), mem_(host_mem_bytes),
-      gpu_size_(dms_gpu_mem_size(node)), mac_{0x02, 0x00, 0x00, 0x00, 0x00, uint8_t(index + 1)}
+SimNode::SimNode(dms_node *node, unsigned index, unsigned pair, Events &ev, uint64_t host_mem_bytes)
+    : node_(node), index_(index), pair_(pair), ev_(ev), mem_(host_mem_bytes),
+      gpu_size_(dms_dev_mem_size(node, DMS_GPU(pair))), mac_{0x02,	    0x00,
+							     0x00,	    0x00,
+							     uint8_t(pair), uint8_t(index + 1)}
 {
 	// Sparse, like QEMU's memfd: only the pages the run touches cost RAM.
 	void *p = mmap(nullptr, gpu_size_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
@@ -40,17 +43,18 @@ SimNode::SimNode(dms_node *node, unsigned index, Events &ev, uint64_t host_mem_b
 	gpu_mem_ = static_cast<uint8_t *>(p);
 	static const dms_dev_ops nic_ops = {dma, nic_irq, send, rx_ready};
 	static const dms_dev_ops gpu_ops = {dma, gpu_irq, nullptr, nullptr};
-	dms_dev_attach(node_, DMS_DEV_NIC, &nic_ops, this);
-	dms_dev_attach(node_, DMS_DEV_GPU, &gpu_ops, this);
-	dms_gpu_set_memory(node_, gpu_mem_);
-	dms_set_bar(node_, DMS_DEV_GPU, DMS_GPU_BAR_MEM, kGpuBarBus, gpu_size_);
-	dms_nic_set_mac(node_, mac_);
+	if (dms_dev_attach(node_, nic(), &nic_ops, this) ||
+	    dms_dev_attach(node_, gpu(), &gpu_ops, this))
+		throw std::runtime_error("the node has no NIC/GPU pair " + std::to_string(pair));
+	dms_dev_set_memory(node_, gpu(), gpu_mem_);
+	dms_set_bar(node_, gpu(), DMS_GPU_BAR_MEM, gpu_bar(), gpu_size_);
+	dms_dev_set_mac(node_, nic(), mac_);
 }
 
 SimNode::~SimNode()
 {
-	dms_dev_detach(node_, DMS_DEV_NIC);
-	dms_dev_detach(node_, DMS_DEV_GPU);
+	dms_dev_detach(node_, nic());
+	dms_dev_detach(node_, gpu());
 	munmap(gpu_mem_, gpu_size_);
 }
 

@@ -78,12 +78,15 @@ private:
 	uint64_t used_ = 0;
 };
 
-// The GPU's memory BAR sits at this bus address (above any host RAM).
+// GPU 0's memory BAR sits at this bus address (above any host RAM), GPU
+// i's i windows of its size above.
 constexpr uint64_t kGpuBarBus = 0x4000000000ull;
 
-// One simulated machine: its model node, host memory, GPU memory and CPU.
-// The model's callbacks only record what happened as host events (the C
-// ABI forbids calling back into the model from them).
+// One NIC/GPU pair of a simulated machine, with the host memory and the
+// CPU core that serve it (a machine of K pairs is K of these on one
+// model node, each flow on its own core). The model's callbacks only
+// record what happened as host events (the C ABI forbids calling back
+// into the model from them).
 class SimNode
 {
 public:
@@ -92,7 +95,8 @@ public:
 		std::function<void(const uint8_t *frame, size_t len)> send;
 		std::function<void()> rx_ready;
 	};
-	SimNode(dms_node *node, unsigned index, Events &ev, uint64_t host_mem_bytes);
+	// index: the machine; pair: the model node's NIC/GPU pair.
+	SimNode(dms_node *node, unsigned index, unsigned pair, Events &ev, uint64_t host_mem_bytes);
 	~SimNode();
 	SimNode(const SimNode &) = delete;
 	SimNode &operator=(const SimNode &) = delete;
@@ -100,6 +104,10 @@ public:
 	void set_hooks(Hooks h) { hooks_ = std::move(h); }
 	dms_node *node() const { return node_; }
 	unsigned index() const { return index_; }
+	unsigned pair() const { return pair_; }
+	dms_dev nic() const { return DMS_NIC(pair_); }
+	dms_dev gpu() const { return DMS_GPU(pair_); }
+	uint64_t gpu_bar() const { return kGpuBarBus + pair_ * gpu_size_; }
 	HostMemory &mem() { return mem_; }
 	uint8_t *gpu_mem() { return gpu_mem_; }
 	uint64_t gpu_mem_size() const { return gpu_size_; }
@@ -115,21 +123,15 @@ public:
 	void charge(uint64_t ps) { job_cost_ += ps; }
 	void at_job_end(std::function<void()> fn) { job_end_.push_back(std::move(fn)); }
 
-	uint32_t nic_read(uint32_t off)
-	{
-		return uint32_t(dms_reg_read(node_, DMS_DEV_NIC, off, 4));
-	}
+	uint32_t nic_read(uint32_t off) { return uint32_t(dms_reg_read(node_, nic(), off, 4)); }
 	void nic_write(uint32_t off, uint64_t v, unsigned size = 4)
 	{
-		dms_reg_write(node_, DMS_DEV_NIC, off, v, size);
+		dms_reg_write(node_, nic(), off, v, size);
 	}
-	uint32_t gpu_read(uint32_t off)
-	{
-		return uint32_t(dms_reg_read(node_, DMS_DEV_GPU, off, 4));
-	}
+	uint32_t gpu_read(uint32_t off) { return uint32_t(dms_reg_read(node_, gpu(), off, 4)); }
 	void gpu_write(uint32_t off, uint64_t v, unsigned size = 4)
 	{
-		dms_reg_write(node_, DMS_DEV_GPU, off, v, size);
+		dms_reg_write(node_, gpu(), off, v, size);
 	}
 
 private:
@@ -140,7 +142,7 @@ private:
 	static void rx_ready(void *opaque);
 
 	dms_node *node_;
-	unsigned index_;
+	unsigned index_, pair_;
 	Events &ev_;
 	HostMemory mem_;
 	uint8_t *gpu_mem_ = nullptr;

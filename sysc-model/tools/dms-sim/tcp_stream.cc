@@ -111,7 +111,7 @@ TcpSender::TcpSender(SimNode &n, NicDriver &drv, const StreamParams &p, Endpoint
 		if (src_len_ > n.gpu_mem_size())
 			throw std::runtime_error("GPU memory too small for the sender's data");
 		src = n.gpu_mem();
-		src_bus_ = kGpuBarBus;
+		src_bus_ = n.gpu_bar();
 	} else {
 		src_bus_ = n.mem().alloc(src_len_, 4096);
 		src = n.mem().at(src_bus_);
@@ -212,7 +212,7 @@ PayloadPool TcpReceiver::payload_pool(SimNode &n, const StreamParams &p, const D
 		if (bytes > n.gpu_mem_size() / 2)
 			throw std::runtime_error("GPU memory too small for the payload buffers");
 		const uint64_t off = n.gpu_mem_size() - bytes;
-		return {kGpuBarBus + off, n.gpu_mem() + off};
+		return {n.gpu_bar() + off, n.gpu_mem() + off};
 	}
 	const uint64_t bus = n.mem().alloc(bytes, 4096);
 	return {bus, n.mem().at(bus)};

@@ -35,7 +35,7 @@ void Wire::deliver(unsigned to)
 	Direction &d = dir_[1 - to];
 	while (!d.q.empty() && d.q.front().first <= ev_.now_ps()) {
 		const std::vector<uint8_t> &f = d.q.front().second;
-		if (!dms_nic_receive(ends_[to]->node(), f.data(), f.size())) {
+		if (dms_dev_receive(ends_[to]->node(), ends_[to]->nic(), f.data(), f.size()) != 1) {
 			d.c.held++;
 			return; // rx_ready() offers it again
 		}

@@ -3,7 +3,7 @@
 // carries one frame at a time at the line rate, each frame taking its
 // bytes plus preamble/SFD (8), FCS (4) and the inter-frame gap (12) of
 // wire time (IEEE 802.3), then the propagation delay. A frame is handed
-// to the receiving NIC (dms_nic_receive) when its first bit arrives: the
+// to the receiving NIC (dms_dev_receive) when its first bit arrives: the
 // NIC's MAC itself takes the frame's wire time to receive it (nic_rx.cc),
 // so the wire adds queueing and propagation only. A NIC without room
 // refuses frames; the wire holds them, in order, until its rx_ready.
