@@ -1,4 +1,5 @@
-"""dms-sim, the standalone timed simulator, on one uncongested node pair.
+"""dms-sim, the standalone timed simulator: one uncongested NIC/GPU pair per
+node, and several pairs under one switch.
 
 Run by meson with the dms-sim binary as the first argument; the rest
 selects test classes (unittest names)."""
@@ -6,6 +7,7 @@ selects test classes (unittest names)."""
 import json
 import subprocess
 import sys
+import tempfile
 import unittest
 
 DMS_SIM = sys.argv.pop(1)
@@ -14,10 +16,13 @@ LINE_RATE_GBPS = 100
 MTU = 9000
 
 
-def simulate(*sets):
-    """Run dms-sim with these --set overrides; its JSON report."""
+def simulate(*sets, config=None):
+    """Run dms-sim with these --set overrides (and a node configuration
+    file); its JSON report."""
     args = [DMS_SIM, "--json", "-", "--set", f"nic.line_rate_gbps={LINE_RATE_GBPS}",
             "--set", f"driver.mtu={MTU}"]
+    if config:
+        args += ["--config", config]
     for kv in sets:
         args += ["--set", kv]
     res = subprocess.run(args, capture_output=True, text=True, timeout=120)
@@ -64,6 +69,51 @@ class LineRate(unittest.TestCase):
         self.assertTrue(flow["verified"], flow)
         self.assertLess(abs(flow["goodput_bps"] - bound) / bound, 0.01,
                         f"goodput {flow['goodput_bps'] / 1e9:.3f} Gb/s, bound {bound / 1e9:.3f} Gb/s")
+
+
+# K pairs under one switch whose uplink (Gen4 x8: 126 Gb/s raw per direction)
+# carries less than two 100G streams' payload.
+PAIRS_TOML = """[node]
+mode = "timed"
+[[topology.switch]]
+gen = 4
+width = 8
+[[topology.nic]]
+count = {k}
+[[topology.gpu]]
+count = {k}
+"""
+
+
+def simulate_pairs(k, mode):
+    with tempfile.NamedTemporaryFile("w", suffix=".toml") as f:
+        f.write(PAIRS_TOML.format(k=k))
+        f.flush()
+        r = simulate(f"traffic.mode={mode}", config=f.name)
+    assert len(r["flows"]) == k, r["flows"]
+    for flow in r["flows"]:
+        assert flow["verified"], flow
+    return r
+
+
+def rc_bytes_per_payload_byte(r):
+    return root_complex_bytes(r, "node1") / sum(f["bytes"] for f in r["flows"])
+
+
+class PairScaling(unittest.TestCase):
+    def test_devmem_grows_linearly_and_stays_off_the_root_complex(self):
+        one, two = simulate_pairs(1, "devmem"), simulate_pairs(2, "devmem")
+        ratio = two["goodput_bps"] / one["goodput_bps"]
+        self.assertLess(abs(ratio - 2) / 2, 0.05, f"2 pairs: {ratio:.3f} x 1 pair")
+        self.assertLess(rc_bytes_per_payload_byte(two), 0.05)
+
+    def test_bounce_flattens_where_the_uplink_saturates(self):
+        two, four = simulate_pairs(2, "bounce"), simulate_pairs(4, "bounce")
+        self.assertLess(four["goodput_bps"], 1.1 * two["goodput_bps"],
+                        f"{two['goodput_bps'] / 1e9:.1f} -> {four['goodput_bps'] / 1e9:.1f} Gb/s")
+        # The copy engine's reads come down the uplink: that direction is full.
+        self.assertGreater(four["links"]["node1.upstream"]["down"]["utilisation"], 0.9)
+        self.assertGreaterEqual(rc_bytes_per_payload_byte(four), 2)
 
 
 if __name__ == "__main__":
