@@ -251,3 +251,18 @@ TEST_F(Instances, FaultInjectorsArePerPair)
 	EXPECT_NE(pattern[0].find('x'), std::string::npos);
 	EXPECT_NE(pattern[1].find('x'), std::string::npos);
 }
+
+// Trace lines carry the id of the device that wrote them.
+TEST_F(Instances, TraceLinesNameTheirInstance)
+{
+	static std::vector<unsigned> ids;
+	ids.clear();
+	dms_node_set_trace(
+		node_, [](void *, dms_dev dev, const char *) { ids.push_back(unsigned(dev)); },
+		nullptr);
+	ASSERT_EQ(dms_dev_reset(node_, DMS_NIC(1)), 0);
+	ASSERT_EQ(dms_dev_reset(node_, DMS_GPU(1)), 0);
+	ASSERT_EQ(dms_dev_reset(node_, DMS_NIC(0)), 0);
+	dms_node_set_trace(node_, nullptr, nullptr);
+	EXPECT_EQ(ids, (std::vector<unsigned>{DMS_NIC(1), DMS_GPU(1), DMS_NIC(0)}));
+}
