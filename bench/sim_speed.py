@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """dms-sim's speed on one 200 Gb/s NIC/GPU pair (Gen5 x16, MTU 8244), devmem
 and bounce measured side by side in one run; prints simulated Gb/s per wall
-second, events per second and the ratios.
+second, events per second and the ratios; then devmem's speed with 1, 2 and 4
+pairs per node under one switch (one stream per pair).
 
   bench/sim_speed.py [--sim-us 5000] [--repeat 3] [--dms-sim PATH]
 
@@ -14,6 +15,7 @@ import argparse
 import json
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
@@ -21,16 +23,46 @@ from devmemsim.paths import LAUNCHER  # noqa: E402
 
 PAIR = ("nic.line_rate_gbps=200", "driver.mtu=8244", "pcie.gen=5")
 MODES = ("devmem", "bounce")
+PAIRS = (1, 2, 4)
+# K pairs under one switch (node TOML: configs/node/default.toml); its links
+# take the [pcie] settings, Gen5 x16 here.
+PAIRS_TOML = """[node]
+mode = "timed"
+[[topology.switch]]
+[[topology.nic]]
+count = {k}
+[[topology.gpu]]
+count = {k}
+"""
 
 
-def simulate(a, mode):
+def simulate(a, mode, config=""):
     cmd = [a.dms_sim] if a.dms_sim else [str(LAUNCHER), "sim"]
+    if config:
+        cmd += ["--config", config]
     for kv in (*PAIR, f"traffic.mode={mode}", f"run.duration_us={a.sim_us}"):
         cmd += ["--set", kv]
     res = subprocess.run([*cmd, "--json", "-"], text=True, capture_output=True)
     if res.returncode:
         sys.exit(f"{mode}: dms-sim failed ({res.returncode}): {res.stderr.strip()}")
     return json.loads(res.stdout)
+
+
+def fastest(a, mode, config=""):
+    runs = [simulate(a, mode, config) for _ in range(a.repeat)]
+    return min(runs, key=lambda r: r["wall_time_s"])
+
+
+def print_pair_scaling(a):
+    print(f"devmem with K pairs per node under one switch, {a.sim_us} µs simulated, fastest of {a.repeat}")
+    print(f"{'pairs':<8}{'goodput Gb/s':>14}{'sim Gb/s per wall s':>21}{'events/s':>12}")
+    for k in PAIRS:
+        with tempfile.NamedTemporaryFile("w", suffix=".toml") as f:
+            f.write(PAIRS_TOML.format(k=k))
+            f.flush()
+            r = fastest(a, "devmem", f.name)
+        goodput = sum(flow["goodput_bps"] for flow in r["flows"])
+        print(f"{k:<8}{goodput / 1e9:>14.3f}{r['sim_gbps_per_wall_s']:>21.2f}{r['events_per_s']:>12.0f}")
 
 
 def main():
@@ -41,10 +73,7 @@ def main():
     a = ap.parse_args()
     if a.sim_us <= 0 or a.repeat <= 0:
         ap.error("--sim-us and --repeat must be positive")
-    rows = []
-    for mode in MODES:
-        runs = [simulate(a, mode) for _ in range(a.repeat)]
-        rows.append((mode, min(runs, key=lambda r: r["wall_time_s"])))
+    rows = [(mode, fastest(a, mode)) for mode in MODES]
     print(f"one 200 Gb/s pair, Gen5 x16, MTU 8244: {a.sim_us} µs simulated, fastest of {a.repeat}")
     print(f"{'mode':<8}{'goodput Gb/s':>14}{'sim Gb/s per wall s':>21}{'events/s':>12}"
           f"{'wall s per sim s':>18}")
@@ -55,7 +84,7 @@ def main():
     (_, dev), (_, bnc) = rows
     print(f"devmem / bounce: {dev['sim_gbps_per_wall_s'] / bnc['sim_gbps_per_wall_s']:.2f} "
           f"(sim Gb/s per wall s), {dev['events_per_s'] / bnc['events_per_s']:.2f} (events/s)")
-    print("scaling with pairs: not measured: dms-sim runs one NIC/GPU pair per node")
+    print_pair_scaling(a)
 
 
 if __name__ == "__main__":
