@@ -1,7 +1,8 @@
 """'devmemsim sim': the standalone timed simulator (dms-sim), no QEMU.
 
-Two nodes of the model in one process, a driver model per NIC, an Ethernet
-wire and a bulk TCP-like stream; docs/architecture.md, "dms-sim"."""
+Nodes of the model in one process, a driver model per NIC, Ethernet wires or
+an ideal switch, bulk TCP-like streams or request/response messages;
+docs/architecture.md, "dms-sim"."""
 
 import os
 import subprocess
@@ -12,15 +13,16 @@ from .paths import BUILD
 
 
 def add_command(sub):
-    s = sub.add_parser("sim", help="standalone timed simulation of two nodes (no QEMU): "
-                       "a devmem or bounce TCP-like stream, JSON out")
+    s = sub.add_parser("sim", help="standalone timed simulation of nodes on a wire or a switch "
+                       "(no QEMU): devmem or bounce streams or messages, JSON out")
     s.add_argument("--config", default="", metavar="FILE",
                    help="node configuration (TOML; default: the model's defaults, timed mode)")
     s.add_argument("--workload", default="", metavar="FILE",
-                   help="workload (TOML; configs/sim/bulk.toml lists every key)")
+                   help="workload (TOML; configs/sim/bulk.toml lists every key, configs/sim/rr.toml "
+                        "the request/response ones)")
     s.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                    help="override a workload key (run.*, traffic.*, driver.*, cpu.*, bounce.*, "
-                        "wire.*) or a node configuration key (repeatable)")
+                        "rr.*, network.*) or a node configuration key (repeatable)")
     s.add_argument("--json", metavar="FILE", help="write the full report as JSON ('-': stdout)")
     s.add_argument("--trace", metavar="FILE", help="write the model's trace lines, with simulated time "
                    "and node, to FILE")

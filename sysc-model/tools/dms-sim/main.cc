@@ -1,16 +1,17 @@
 // SPDX-License-Identifier: MIT
-// dms-sim: the standalone timed simulator. Two nodes of the model (each a
-// NIC and a GPU on its PCIe fabric) in one process, joined by an Ethernet
-// wire, with a host memory, a driver model per NIC and a bulk TCP-like
-// stream from node0 to node1 (docs/architecture.md, "dms-sim").
+// dms-sim: the standalone timed simulator. Two or more nodes of the model
+// (each K NIC/GPU pairs on its PCIe fabric) in one process, joined by
+// Ethernet wires or an ideal switch, with a host memory, a driver model
+// per NIC and TCP-like bulk streams or request/response messages between
+// the GPUs (docs/architecture.md, "dms-sim").
 //
 //   dms-sim [--config NODE.toml] [--workload W.toml] [--set KEY=VALUE]...
 //           [--json FILE] [--trace FILE]
 //
 // Prints a one-screen summary; --json writes the full report (stdout with
 // "-", the summary then on stderr); --trace writes the model's trace lines
-// (docs/tracing.md) with the simulated time in ns and the node. Exit status: 0 the stream completed
-// and verified, 1 it did not, 2 a usage or configuration error (one line on stderr).
+// (docs/tracing.md) with the simulated time in ns and the node. Exit status: 0 every flow
+// completed and verified, 1 one did not, 2 a usage or configuration error (one line on stderr).
 #include <unistd.h>
 
 #include <chrono>
@@ -109,7 +110,9 @@ int main(int argc, char **argv)
 	try {
 		const dms_sim::Workload w = dms_sim::load_workload(a.workload, a.workload_sets);
 		const devmemsim::NodeConfig cfg = devmemsim::load_config(a.config, a.node_sets);
-		std::vector<std::string> files = {node_config_file(a, 0), node_config_file(a, 1)};
+		std::vector<std::string> files;
+		for (unsigned i = 0; i < w.net.nodes; i++)
+			files.push_back(node_config_file(a, i));
 		sim = std::make_unique<dms_sim::Simulation>(files, cfg.nic_line_rate_gbps, w);
 		for (const std::string &f : files)
 			std::remove(f.c_str());

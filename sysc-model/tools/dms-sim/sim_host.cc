@@ -31,9 +31,8 @@ uint64_t HostMemory::alloc(uint64_t len, uint64_t align)
 
 SimNode::SimNode(dms_node *node, unsigned index, unsigned pair, Events &ev, uint64_t host_mem_bytes)
     : node_(node), index_(index), pair_(pair), ev_(ev), mem_(host_mem_bytes),
-      gpu_size_(dms_dev_mem_size(node, DMS_GPU(pair))), mac_{0x02,	    0x00,
-							     0x00,	    0x00,
-							     uint8_t(pair), uint8_t(index + 1)}
+      gpu_size_(dms_dev_mem_size(node, DMS_GPU(pair))),
+      gpu_high_(gpu_size_), mac_{0x02, 0x00, 0x00, 0x00, uint8_t(pair), uint8_t(index + 1)}
 {
 	// Sparse, like QEMU's memfd: only the pages the run touches cost RAM.
 	void *p = mmap(nullptr, gpu_size_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
@@ -56,6 +55,18 @@ SimNode::~SimNode()
 	dms_dev_detach(node_, nic());
 	dms_dev_detach(node_, gpu());
 	munmap(gpu_mem_, gpu_size_);
+}
+
+uint64_t SimNode::gpu_alloc(uint64_t len, bool top)
+{
+	len = (len + 4095) & ~uint64_t{4095};
+	if (len > gpu_high_ - gpu_low_)
+		throw std::runtime_error("GPU memory too small for the workload's buffers "
+					 "(node key gpu.mem_size)");
+	if (top)
+		return gpu_high_ -= len;
+	gpu_low_ += len;
+	return gpu_low_ - len;
 }
 
 void SimNode::cpu_job(uint64_t at, std::function<void()> fn)

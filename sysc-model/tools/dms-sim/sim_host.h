@@ -111,7 +111,11 @@ public:
 	HostMemory &mem() { return mem_; }
 	uint8_t *gpu_mem() { return gpu_mem_; }
 	uint64_t gpu_mem_size() const { return gpu_size_; }
+	// Carve len bytes of device memory (page aligned), from the bottom or
+	// from the top; the offset. Throws when the GPU memory is full.
+	uint64_t gpu_alloc(uint64_t len, bool top = false);
 	Cpu &cpu() { return cpu_; }
+	const Cpu &cpu() const { return cpu_; }
 	Events &events() { return ev_; }
 	const uint8_t *mac() const { return mac_; }
 
@@ -122,6 +126,8 @@ public:
 	void cpu_job(uint64_t at, std::function<void()> fn);
 	void charge(uint64_t ps) { job_cost_ += ps; }
 	void at_job_end(std::function<void()> fn) { job_end_.push_back(std::move(fn)); }
+	// Inside a CPU job: the time its work charged so far has brought it to.
+	uint64_t job_now_ps() const { return ev_.now_ps() + job_cost_; }
 
 	uint32_t nic_read(uint32_t off) { return uint32_t(dms_reg_read(node_, nic(), off, 4)); }
 	void nic_write(uint32_t off, uint64_t v, unsigned size = 4)
@@ -146,7 +152,7 @@ private:
 	Events &ev_;
 	HostMemory mem_;
 	uint8_t *gpu_mem_ = nullptr;
-	uint64_t gpu_size_;
+	uint64_t gpu_size_, gpu_low_ = 0, gpu_high_;
 	Cpu cpu_;
 	uint8_t mac_[6];
 	Hooks hooks_;

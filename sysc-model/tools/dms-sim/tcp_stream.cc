@@ -6,7 +6,6 @@
 #include <random>
 #include <stdexcept>
 
-#include "devmemsim/gpu_regs.h"
 #include "gpu/crc32c.h"
 
 namespace dms_sim
@@ -15,142 +14,118 @@ namespace dms_sim
 namespace
 {
 
-constexpr uint8_t kTcpFin = 0x01, kTcpPsh = 0x08, kTcpAck = 0x10;
 // Sender's source data: this many MSS-sized segments, repeated.
 constexpr uint64_t kSourceSegments = 512;
+// What one TSO/GSO send hands the driver, its doorbell rung at the end.
 constexpr uint32_t kTxBurstBytes = 64 * 1024;
 
-void put16(uint8_t *p, uint16_t v)
+void fill_source(uint8_t *src, uint64_t len, uint32_t seed)
 {
-	p[0] = uint8_t(v >> 8);
-	p[1] = uint8_t(v);
+	std::mt19937_64 rng(seed);
+	for (uint64_t i = 0; i < len; i += 8) {
+		const uint64_t r = rng();
+		std::memcpy(src + i, &r, std::min<uint64_t>(8, len - i));
+	}
 }
 
-void put32(uint8_t *p, uint32_t v)
+void check_chunks(const StreamParams &p, uint32_t mss)
 {
-	put16(p, uint16_t(v >> 16));
-	put16(p + 2, uint16_t(v));
-}
-
-uint32_t get32(const uint8_t *p)
-{
-	return uint32_t(p[0]) << 24 | uint32_t(p[1]) << 16 | uint32_t(p[2]) << 8 | p[3];
-}
-
-uint16_t ipv4_csum(const uint8_t *h)
-{
-	uint32_t sum = 0;
-	for (int i = 0; i < 20; i += 2)
-		sum += uint32_t(h[i]) << 8 | h[i + 1];
-	while (sum >> 16)
-		sum = (sum & 0xffff) + (sum >> 16);
-	return uint16_t(~sum);
-}
-
-// A parsed segment of our stream: sequence, ACK, flags and where the TCP
-// payload starts in the header bytes (frames that did not split).
-struct Segment {
-	uint32_t seq = 0, ack = 0;
-	uint8_t flags = 0;
-	size_t payload_off = 0, payload_len = 0;
-};
-
-bool parse_segment(const RxFrame &f, Segment *s)
-{
-	if (f.hdr_len < kHdrBytes || f.hdr[12] != 0x08 || f.hdr[13] != 0x00 || f.hdr[23] != 6)
-		return false;
-	const uint8_t *tcp = f.hdr + 14 + 4 * (f.hdr[14] & 0xf);
-	s->seq = get32(tcp + 4);
-	s->ack = get32(tcp + 8);
-	s->flags = tcp[13];
-	s->payload_off = size_t(tcp - f.hdr) + 4 * (tcp[12] >> 4);
-	s->payload_len = f.hdr_len > s->payload_off ? f.hdr_len - s->payload_off : 0;
-	return true;
+	if (p.chunk_bytes < mss || !p.chunks)
+		throw std::runtime_error("bounce chunks must hold at least one segment");
 }
 
 } // namespace
 
-void build_headers(uint8_t *out, const Endpoint &src, const Endpoint &dst, uint32_t seq,
-		   uint32_t ack, uint8_t flags, uint32_t payload_len)
+TcpSender::TcpSender(Host &h, const StreamParams &p, Endpoint self, Endpoint peer)
+    : h_(h), n_(h.node()), p_(p), self_(self), peer_(peer), mss_(mss_of(p.mtu)),
+      src_len_(kSourceSegments * mss_), src_off_(n_.gpu_alloc(src_len_)),
+      written_(p.message_bytes ? 0 : UINT64_MAX)
 {
-	std::memset(out, 0, kHdrBytes);
-	std::memcpy(out, dst.mac, 6);
-	std::memcpy(out + 6, src.mac, 6);
-	put16(out + 12, 0x0800);
-	uint8_t *ip = out + 14;
-	ip[0] = 0x45;
-	put16(ip + 2, uint16_t(20 + 32 + payload_len));
-	put16(ip + 6, 0x4000); // DF
-	ip[8] = 64;
-	ip[9] = 6;
-	put32(ip + 12, src.ip);
-	put32(ip + 16, dst.ip);
-	put16(ip + 10, ipv4_csum(ip));
-	uint8_t *tcp = ip + 20;
-	put16(tcp, src.port);
-	put16(tcp + 2, dst.port);
-	put32(tcp + 4, seq);
-	put32(tcp + 8, ack);
-	tcp[12] = 8 << 4; // 32-byte header
-	tcp[13] = flags;
-	put16(tcp + 14, 0xffff);
-	// Options: NOP, NOP, timestamps (kind 8, length 10; values not modelled).
-	tcp[20] = 1;
-	tcp[21] = 1;
-	tcp[22] = 8;
-	tcp[23] = 10;
-}
-
-TcpSender::TcpSender(SimNode &n, NicDriver &drv, const StreamParams &p, Endpoint self,
-		     Endpoint peer)
-    : n_(n), drv_(drv), p_(p), self_(self), peer_(peer), mss_(mss_of(p.mtu)),
-      src_len_(kSourceSegments * mss_)
-{
-	uint8_t *src;
-	if (p.mode == PayloadMode::Devmem) { // devmem TX: payloads from GPU memory
-		if (src_len_ > n.gpu_mem_size())
-			throw std::runtime_error("GPU memory too small for the sender's data");
-		src = n.gpu_mem();
-		src_bus_ = n.gpu_bar();
-	} else {
-		src_bus_ = n.mem().alloc(src_len_, 4096);
-		src = n.mem().at(src_bus_);
+	fill_source(n_.gpu_mem() + src_off_, src_len_, p.seed);
+	if (bounce()) {
+		check_chunks(p, mss_);
+		// Whole segments, so that a bulk stream's never wrap.
+		ring_bytes_ = uint64_t{p.chunk_bytes} * p.chunks / mss_ * mss_;
+		ring_bus_ = n_.mem().alloc(ring_bytes_, 4096);
 	}
-	std::mt19937_64 rng(p.seed);
-	for (uint64_t i = 0; i < src_len_; i += 8) {
-		const uint64_t r = rng();
-		std::memcpy(src + i, &r, std::min<uint64_t>(8, src_len_ - i));
-	}
-	src_ = src;
-	drv_.set_handlers({nullptr, [this](const RxFrame &f) { on_rx(f); }, [this] { send_more(); },
-			   nullptr});
+	h.add(self.port, this);
 }
 
 void TcpSender::start()
 {
-	n_.cpu_job(0, [this] { send_more(); });
+	if (p_.message_bytes)
+		return;
+	n_.cpu_job(0, [this] {
+		stage_more();
+		send_more();
+	});
 }
 
-// Fill the window and the TX ring, one 64 KiB burst (what one TSO/GSO
-// send hands the driver, its doorbell rung at the end) per CPU job; the
-// segment sent after stop_ps carries FIN and ends the stream.
+void TcpSender::write_message(bool last)
+{
+	written_ += p_.message_bytes;
+	closing_ = last;
+	stage_more();
+	send_more();
+}
+
+// Where the NIC reads stream byte pos: GPU memory (devmem) or the staging ring.
+uint64_t TcpSender::bus_of(uint64_t pos) const
+{
+	return bounce() ? ring_bus_ + pos % ring_bytes_ : n_.gpu_bar() + src_off_ + pos % src_len_;
+}
+
+// The next segment: up to an MSS of what the NIC may read, never across a
+// message's end or the end of the source or the staging ring; 0 when
+// there is none, or a bulk stream would send less than an MSS (it waits
+// for the copy engine).
+uint32_t TcpSender::segment_len() const
+{
+	const uint64_t ready = bounce() ? staged_ : written_;
+	uint64_t len = std::min<uint64_t>(mss_, ready - snd_nxt_);
+	if (p_.message_bytes)
+		len = std::min<uint64_t>(len, p_.message_bytes - snd_nxt_ % p_.message_bytes);
+	len = std::min(len, src_len_ - snd_nxt_ % src_len_);
+	if (bounce())
+		len = std::min(len, ring_bytes_ - snd_nxt_ % ring_bytes_);
+	return !closing_ && !p_.message_bytes && len < mss_ ? 0 : uint32_t(len);
+}
+
+// A bulk stream's application stops writing at stop_ps: what it has
+// handed over by then goes out (devmem: one more segment; bounce: what the
+// copy engine has or is staging), the last segment with FIN.
+void TcpSender::stop_if_due()
+{
+	if (p_.message_bytes || closing_ || n_.events().now_ps() < p_.stop_ps)
+		return;
+	closing_ = true;
+	written_ = std::max(bounce() ? stage_end_ : 0, snd_nxt_ + mss_);
+}
+
+// Fill the window and the TX ring, one 64 KiB burst per CPU job; the
+// segment that ends the written bytes of a closed stream carries FIN.
 void TcpSender::send_more()
 {
+	stop_if_due();
 	uint8_t hdr[kHdrBytes];
-	unsigned room = drv_.tx_room(2);
-	unsigned burst = std::max(1u, kTxBurstBytes / mss_);
-	while (!fin_sent_ && room && snd_nxt_ - snd_una_ + mss_ <= p_.window) {
-		if (!burst--) {
+	unsigned room = h_.driver().tx_room(2);
+	uint32_t burst = 0, len;
+	while (!fin_sent_ && room && (len = segment_len()) &&
+	       snd_nxt_ - snd_una_ + len <= p_.window) {
+		if (burst && burst + len > kTxBurstBytes) {
 			continue_sending();
 			return;
 		}
-		const uint64_t off = snd_nxt_ % src_len_;
-		const bool fin = n_.events().now_ps() >= p_.stop_ps;
+		const bool fin = closing_ && snd_nxt_ + len == written_;
 		build_headers(hdr, self_, peer_, uint32_t(snd_nxt_), 0,
-			      kTcpAck | kTcpPsh | (fin ? kTcpFin : 0), mss_);
-		drv_.tx_post(hdr, sizeof(hdr), src_bus_ + off, mss_);
-		crc_ = devmemsim::crc32c_update(crc_, src_ + off, mss_);
-		snd_nxt_ += mss_;
+			      kTcpAck | kTcpPsh | (fin ? kTcpFin : 0), len);
+		h_.driver().tx_post(hdr, sizeof(hdr), bus_of(snd_nxt_), len);
+		crc_ = devmemsim::crc32c_update(crc_, n_.gpu_mem() + src_off_ + snd_nxt_ % src_len_,
+						len);
+		if (bounce()) // send(): the application buffer into the socket
+			n_.charge(p_.copy_byte_ps * len);
+		snd_nxt_ += len;
+		burst += len;
 		fin_sent_ = fin;
 		room--;
 	}
@@ -170,57 +145,57 @@ void TcpSender::continue_sending()
 	});
 }
 
-void TcpSender::on_rx(const RxFrame &f)
+// bounce: copy-engine jobs (GPU memory -> host staging ring) for the
+// written bytes, a chunk at a time, while the ring has room (bytes leave
+// it when acknowledged).
+void TcpSender::stage_more()
+{
+	stop_if_due();
+	while (bounce() && !fin_sent_ && stage_end_ < written_) {
+		const uint64_t pos = stage_end_;
+		uint64_t len = std::min<uint64_t>(p_.chunk_bytes, written_ - pos);
+		len = std::min(len, ring_bytes_ - pos % ring_bytes_);
+		len = std::min(len, src_len_ - pos % src_len_);
+		if (pos + len - snd_una_ > ring_bytes_)
+			return;
+		stage_end_ += len;
+		copy_jobs_++;
+		h_.copier().copy(false, src_off_ + pos % src_len_, bus_of(pos), len,
+				 [this, end = pos + len](bool ok) {
+					 copy_errors_ += !ok;
+					 staged_ = end;
+					 send_more();
+				 });
+	}
+}
+
+void TcpSender::on_segment(const RxFrame &f, const Segment &s)
 {
 	for (const RxFrag &frag : f.frags)
-		drv_.return_pbuf(frag.id); // ACKs carry no payload
-	Segment s;
-	if (!parse_segment(f, &s) || !(s.flags & kTcpAck))
+		h_.driver().return_pbuf(frag.id); // ACKs carry no payload
+	if (!(s.flags & kTcpAck))
 		return;
 	const uint32_t advance = s.ack - uint32_t(snd_una_);
 	if (advance <= snd_nxt_ - snd_una_)
 		snd_una_ += advance;
 	if (fin_sent_ && snd_una_ == snd_nxt_)
 		fin_acked_ = true;
+	stage_more();
 	send_more();
 }
 
-TcpReceiver::TcpReceiver(SimNode &n, NicDriver &drv, const StreamParams &p, Endpoint self,
-			 Endpoint peer)
-    : n_(n), drv_(drv), p_(p), self_(self), peer_(peer), mss_(mss_of(p.mtu))
+TcpReceiver::TcpReceiver(Host &h, const StreamParams &p, Endpoint self, Endpoint peer)
+    : h_(h), n_(h.node()), drv_(h.driver()), p_(p), self_(self), peer_(peer), mss_(mss_of(p.mtu))
 {
 	if (p.mode == PayloadMode::Bounce) {
-		if (p.chunk_bytes < mss_ || !p.chunks)
-			throw std::runtime_error("bounce chunks must hold at least one segment");
-		chunk_bus_ = n.mem().alloc(uint64_t{p.chunk_bytes} * p.chunks, 4096);
+		check_chunks(p, mss_);
+		const uint64_t bytes = uint64_t{p.chunk_bytes} * p.chunks;
+		chunk_bus_ = n_.mem().alloc(bytes, 4096);
+		dev_off_ = n_.gpu_alloc(bytes);
 		for (unsigned i = p.chunks; i-- > 0;)
 			free_chunks_.push_back(i);
 	}
-	drv_.set_handlers({[this] { return can_take(); }, [this](const RxFrame &f) { on_rx(f); },
-			   nullptr,
-			   [this] {
-				   if (rcv_nxt_ != acked_)
-					   send_ack();
-			   }});
-}
-
-PayloadPool TcpReceiver::payload_pool(SimNode &n, const StreamParams &p, const DriverParams &d)
-{
-	const uint64_t bytes = uint64_t{d.pbuf_size} << d.rx_ring_log2;
-	if (p.mode == PayloadMode::Devmem) {
-		// The top of GPU memory: the bounce copies' area starts at 0.
-		if (bytes > n.gpu_mem_size() / 2)
-			throw std::runtime_error("GPU memory too small for the payload buffers");
-		const uint64_t off = n.gpu_mem_size() - bytes;
-		return {n.gpu_bar() + off, n.gpu_mem() + off};
-	}
-	const uint64_t bus = n.mem().alloc(bytes, 4096);
-	return {bus, n.mem().at(bus)};
-}
-
-void TcpReceiver::start()
-{
-	n_.gpu_write(DMS_GPU_REG_IRQ_MASK, DMS_GPU_IRQ_COPY_DONE | DMS_GPU_IRQ_ERROR);
+	h.add(self.port, this);
 }
 
 bool TcpReceiver::can_take() const
@@ -228,10 +203,9 @@ bool TcpReceiver::can_take() const
 	return p_.mode == PayloadMode::Devmem || cur_ >= 0 || !free_chunks_.empty();
 }
 
-void TcpReceiver::on_rx(const RxFrame &f)
+void TcpReceiver::on_segment(const RxFrame &f, const Segment &s)
 {
-	Segment s;
-	if (!parse_segment(f, &s) || uint32_t(rcv_nxt_) != s.seq || fin_) {
+	if (uint32_t(rcv_nxt_) != s.seq || fin_) {
 		c_.out_of_order++;
 		for (const RxFrag &frag : f.frags)
 			drv_.return_pbuf(frag.id);
@@ -242,15 +216,19 @@ void TcpReceiver::on_rx(const RxFrame &f)
 	for (const RxFrag &frag : f.frags)
 		take_payload(frag);
 	// A chunk is handed to the copy engine between frames, so the frame
-	// can_take() let in always fits the chunk it started in.
-	if (cur_ >= 0 && cur_fill_ + mss_ > p_.chunk_bytes)
+	// can_take() let in always fits the chunk it started in; a message's
+	// end (segments never span two) goes to the GPU at once.
+	const bool msg_end = p_.message_bytes && rcv_nxt_ % p_.message_bytes == 0;
+	fin_ = s.flags & kTcpFin;
+	if (cur_ >= 0 && (msg_end || fin_ || cur_fill_ + mss_ > p_.chunk_bytes))
 		submit_chunk();
-	if (s.flags & kTcpFin) {
-		fin_ = true;
-		if (p_.mode == PayloadMode::Bounce && cur_ >= 0)
-			submit_chunk();
-	}
 	if (++unacked_segs_ >= p_.ack_every || fin_)
+		send_ack();
+}
+
+void TcpReceiver::on_poll_done()
+{
+	if (rcv_nxt_ != acked_)
 		send_ack();
 }
 
@@ -258,14 +236,20 @@ void TcpReceiver::on_rx(const RxFrame &f)
 // token) goes back at once. bounce: copied into the application buffer.
 void TcpReceiver::take_payload(const RxFrag &frag)
 {
-	if (p_.mode == PayloadMode::Devmem) {
-		crc_ = devmemsim::crc32c_update(crc_, frag.data, frag.len);
-		c_.delivered += frag.len;
-	} else {
+	if (p_.mode == PayloadMode::Devmem)
+		delivered(frag.len, frag.data);
+	else
 		bounce_copy(frag);
-	}
 	rcv_nxt_ += frag.len;
 	drv_.return_pbuf(frag.id);
+}
+
+void TcpReceiver::delivered(uint64_t bytes, const uint8_t *data)
+{
+	crc_ = devmemsim::crc32c_update(crc_, data, bytes);
+	c_.delivered += bytes;
+	if (delivered_fn_)
+		delivered_fn_(c_.delivered);
 }
 
 void TcpReceiver::bounce_copy(const RxFrag &frag)
@@ -281,55 +265,27 @@ void TcpReceiver::bounce_copy(const RxFrag &frag)
 	cur_fill_ += frag.len;
 }
 
+// The copy engine moves the application buffer to its place in device
+// memory; jobs finish in order, so the stream arrives in order.
 void TcpReceiver::submit_chunk()
 {
-	const uint64_t area = n_.gpu_mem_size() / 2;
-	if (dev_cursor_ + cur_fill_ > area)
-		dev_cursor_ = 0;
-	copies_.push_back({unsigned(cur_), cur_fill_, dev_cursor_});
-	dev_cursor_ += cur_fill_;
+	const unsigned chunk = unsigned(cur_);
+	const uint32_t len = cur_fill_;
+	const uint64_t off = uint64_t{chunk} * p_.chunk_bytes;
 	cur_ = -1;
-	if (!busy_)
-		start_copy();
-}
-
-// Program the copy engine (host -> device memory) for the oldest chunk;
-// the doorbell rings when the CPU work that queued it ends.
-void TcpReceiver::start_copy()
-{
-	if (copies_.empty())
-		return;
-	busy_ = true;
-	const Copy c = copies_.front();
-	const uint64_t host = chunk_bus_ + uint64_t{c.chunk} * p_.chunk_bytes;
-	n_.at_job_end([this, c, host] {
-		n_.gpu_write(DMS_GPU_REG_COPY_DEV_LO, c.dev, 8);
-		n_.gpu_write(DMS_GPU_REG_COPY_HOST_LO, host, 8);
-		n_.gpu_write(DMS_GPU_REG_COPY_LEN_LO, c.len, 8);
-		n_.gpu_write(DMS_GPU_REG_COPY_CTRL, DMS_GPU_COPY_TO_DEV);
-		n_.gpu_write(DMS_GPU_REG_COPY_DOORBELL, 1);
-	});
+	copies_++;
 	c_.copy_jobs++;
+	h_.copier().copy(true, dev_off_ + off, chunk_bus_ + off, len,
+			 [this, chunk, len](bool ok) { copied(chunk, len, ok); });
 }
 
-void TcpReceiver::on_gpu_irq()
+void TcpReceiver::copied(unsigned chunk, uint32_t len, bool ok)
 {
-	n_.cpu_job(n_.events().now_ps(), [this] {
-		const uint32_t st = n_.gpu_read(DMS_GPU_REG_COPY_STATUS);
-		n_.gpu_write(DMS_GPU_REG_IRQ_STATUS, n_.gpu_read(DMS_GPU_REG_IRQ_STATUS));
-		if (!busy_ || (st & DMS_GPU_STATUS_BUSY) || !(st & DMS_GPU_STATUS_DONE))
-			return;
-		if (st & DMS_GPU_STATUS_ERROR)
-			c_.copy_errors++;
-		const Copy c = copies_.front();
-		copies_.pop_front();
-		busy_ = false;
-		crc_ = devmemsim::crc32c_update(crc_, n_.gpu_mem() + c.dev, c.len);
-		c_.delivered += c.len;
-		free_chunks_.push_back(c.chunk);
-		start_copy();
-		drv_.resume();
-	});
+	copies_--;
+	c_.copy_errors += !ok;
+	delivered(len, n_.gpu_mem() + dev_off_ + uint64_t{chunk} * p_.chunk_bytes);
+	free_chunks_.push_back(chunk);
+	h_.resume();
 }
 
 void TcpReceiver::send_ack()
