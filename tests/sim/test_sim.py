@@ -1,5 +1,6 @@
 """dms-sim, the standalone timed simulator: one uncongested NIC/GPU pair per
-node, and several pairs under one switch.
+node, several pairs under one switch, request/response latency and nodes on
+an ideal Ethernet switch.
 
 Run by meson with the dms-sim binary as the first argument; the rest
 selects test classes (unittest names)."""
@@ -52,6 +53,18 @@ class Stream(unittest.TestCase):
         # Written into host memory by the NIC, read back by the copy engine.
         self.assertGreaterEqual(root_complex_bytes(r, "node1"), 2 * flow["bytes"])
 
+    def test_bounce_sender_copies_out_of_its_gpu_through_its_root_complex(self):
+        # The sender's copy engine writes host memory, its NIC reads it back.
+        bounce = simulate("traffic.mode=bounce")
+        flow = bounce["flows"][0]
+        self.assertTrue(flow["verified"], flow)
+        self.assertGreaterEqual(root_complex_bytes(bounce, "node0"), 2 * flow["bytes"])
+        self.assertGreaterEqual(bounce["nodes"]["node0"]["root_complex"]["bytes_per_payload_byte"], 2)
+        gpu0 = bounce["nodes"]["node0"]["stats"]["gpu"]
+        self.assertGreaterEqual(gpu0["copy_to_host_bytes"], flow["bytes"])
+        devmem = simulate("traffic.mode=devmem")
+        self.assertLess(root_complex_bytes(devmem, "node0"), 0.05 * devmem["flows"][0]["bytes"])
+
     def test_same_seed_same_run(self):
         a, b = simulate("run.seed=7"), simulate("run.seed=7")
         for volatile in ("wall_time_s", "events_per_s", "sim_gbps_per_wall_s"):
@@ -69,6 +82,97 @@ class LineRate(unittest.TestCase):
         self.assertTrue(flow["verified"], flow)
         self.assertLess(abs(flow["goodput_bps"] - bound) / bound, 0.01,
                         f"goodput {flow['goodput_bps'] / 1e9:.3f} Gb/s, bound {bound / 1e9:.3f} Gb/s")
+
+
+def without_wall_clock(report):
+    for volatile in ("wall_time_s", "events_per_s", "sim_gbps_per_wall_s"):
+        del report[volatile]
+    return report
+
+
+# Request/response: a 4 KiB request, a 4 KiB response, one in flight.
+RR = ("traffic.kind=rr", "rr.request_bytes=4096", "rr.response_bytes=4096", "rr.messages=200",
+      "driver.itr_ns=0")
+
+
+class Latency(unittest.TestCase):
+    def rr(self, mode, *sets):
+        r = simulate(*RR, f"traffic.mode={mode}", *sets)
+        flow = r["flows"][0]
+        self.assertTrue(flow["verified"], flow)
+        self.assertEqual(flow["kind"], "rr")
+        # Both ways: 200 requests and 200 responses, all in GPU memory.
+        self.assertEqual(flow["delivered_bytes"], 200 * (4096 + 4096))
+        return flow["latency_ns"]
+
+    def test_percentiles_are_ordered_and_above_the_wire_time(self):
+        lat = self.rr("devmem")
+        self.assertEqual(lat["count"], 200)
+        # Floor: request and response each serialised once at 100 Gb/s (a
+        # 4096-byte payload is one frame: + 66 header bytes + 24 of framing)
+        # and two 10 ns cables.
+        floor_ns = 2 * (4096 + 66 + 24) * 8 / LINE_RATE_GBPS + 2 * 10
+        self.assertGreater(lat["min"], floor_ns)
+        order = [lat[k] for k in ("min", "p50", "p90", "p99", "p999", "max")]
+        self.assertEqual(order, sorted(order), lat)
+        self.assertTrue(lat["min"] <= lat["mean"] <= lat["max"], lat)
+
+    def test_devmem_is_faster_than_bounce(self):
+        devmem, bounce = self.rr("devmem"), self.rr("bounce")
+        # bounce adds a copy-engine job out of GPU memory at the sender and
+        # one into it at the receiver, each way, and the CPU's copies.
+        self.assertLess(devmem["p50"], bounce["p50"])
+        self.assertLess(devmem["p99"], bounce["p99"])
+
+    def test_more_outstanding_more_messages_per_second(self):
+        one = simulate(*RR, "rr.outstanding=1")["flows"][0]
+        four = simulate(*RR, "rr.outstanding=4")["flows"][0]
+        self.assertTrue(four["verified"], four)
+        self.assertGreater(four["messages_per_s"], 1.5 * one["messages_per_s"])
+        self.assertGreaterEqual(four["latency_ns"]["p50"], one["latency_ns"]["p50"])
+
+    def test_same_seed_same_run(self):
+        sets = (*RR, "traffic.mode=bounce", "rr.outstanding=3", "run.seed=5")
+        self.assertEqual(without_wall_clock(simulate(*sets)), without_wall_clock(simulate(*sets)))
+
+
+def bound_bps():
+    return LINE_RATE_GBPS * 1e9 * (MTU - 52) / (MTU + 14 + 8 + 4 + 12)
+
+
+# An ideal switch; the measured window starts once the streams have filled
+# their windows (each node's one core also receives).
+SWITCH = ("network.kind=switch", "run.duration_us=1000", "run.warmup_us=500")
+
+
+class Switch(unittest.TestCase):
+    def test_ring_of_four_each_at_line_rate(self):
+        r = simulate(*SWITCH, "network.nodes=4", "traffic.flows=ring")
+        self.assertEqual(r["network"], {"kind": "switch", "nodes": 4, "pairs_per_node": 1})
+        self.assertEqual(sorted(r["nodes"]), ["node0", "node1", "node2", "node3"])
+        self.assertEqual([(f["src"], f["dst"]) for f in r["flows"]],
+                         [(0, 1), (1, 2), (2, 3), (3, 0)])
+        for flow in r["flows"]:
+            self.assertTrue(flow["verified"], flow)
+            self.assertLess(abs(flow["goodput_bps"] - bound_bps()) / bound_bps(), 0.02,
+                            f"{flow['name']}: {flow['goodput_bps'] / 1e9:.3f} Gb/s")
+
+    def test_incast_shares_the_egress_port(self):
+        r = simulate(*SWITCH, "network.nodes=3", "traffic.flows=incast")
+        self.assertEqual([(f["src"], f["dst"]) for f in r["flows"]], [(1, 0), (2, 0)])
+        for flow in r["flows"]:
+            self.assertTrue(flow["verified"], flow)
+            self.assertLess(abs(flow["goodput_bps"] - bound_bps() / 2) / (bound_bps() / 2), 0.03,
+                            f"{flow['name']}: {flow['goodput_bps'] / 1e9:.3f} Gb/s")
+        # The port toward node0 is full; frames wait there, not on the way in.
+        into = r["links"]["eth.switch-node0"]
+        self.assertGreater(into["utilisation"], 0.9)
+        self.assertGreater(into["max_queue_ns"], r["links"]["eth.node1-switch"]["max_queue_ns"])
+
+    def test_same_seed_same_run(self):
+        sets = (*SWITCH, "network.nodes=3", "traffic.flows=0->1, 2->1", "traffic.mode=bounce",
+                "run.duration_us=200", "run.warmup_us=50")
+        self.assertEqual(without_wall_clock(simulate(*sets)), without_wall_clock(simulate(*sets)))
 
 
 # K pairs under one switch whose uplink (Gen4 x8: 126 Gb/s raw per direction)
