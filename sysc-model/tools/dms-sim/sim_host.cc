@@ -19,10 +19,30 @@ void Events::run_next()
 	e.fn();
 }
 
+namespace
+{
+
+uint8_t *map_zeroed(uint64_t size, const char *what)
+{
+	void *p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		throw std::runtime_error(std::string("cannot map ") + what);
+	return static_cast<uint8_t *>(p);
+}
+
+} // namespace
+
+HostMemory::HostMemory(uint64_t size) : ram_(map_zeroed(size, "host memory")), size_(size) {}
+
+HostMemory::~HostMemory()
+{
+	munmap(ram_, size_);
+}
+
 uint64_t HostMemory::alloc(uint64_t len, uint64_t align)
 {
 	const uint64_t off = (used_ + align - 1) & ~(align - 1);
-	if (off + len > ram_.size())
+	if (off + len > size_)
 		throw std::runtime_error(
 			"host memory too small (workload key run.host_memory_mib)");
 	used_ = off + len;
@@ -35,11 +55,7 @@ SimNode::SimNode(dms_node *node, unsigned index, unsigned pair, Events &ev, uint
       gpu_high_(gpu_size_), mac_{0x02, 0x00, 0x00, 0x00, uint8_t(pair), uint8_t(index + 1)}
 {
 	// Sparse, like QEMU's memfd: only the pages the run touches cost RAM.
-	void *p = mmap(nullptr, gpu_size_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
-		       0);
-	if (p == MAP_FAILED)
-		throw std::runtime_error("cannot map the GPU's device memory");
-	gpu_mem_ = static_cast<uint8_t *>(p);
+	gpu_mem_ = map_zeroed(gpu_size_, "the GPU's device memory");
 	static const dms_dev_ops nic_ops = {dma, nic_irq, send, rx_ready};
 	static const dms_dev_ops gpu_ops = {dma, gpu_irq, nullptr, nullptr};
 	if (dms_dev_attach(node_, nic(), &nic_ops, this) ||

@@ -60,22 +60,27 @@ struct Cpu {
 };
 
 // Guest RAM: bus addresses [base, base + size). Bus address 0 is never RAM.
+// Sparse, like the GPU's memory: only the pages a run touches cost RAM
+// (and page faults).
 class HostMemory
 {
 public:
 	static constexpr uint64_t kBase = 0x100000;
-	explicit HostMemory(uint64_t size) : ram_(size) {}
+	explicit HostMemory(uint64_t size);
+	~HostMemory();
+	HostMemory(const HostMemory &) = delete;
+	HostMemory &operator=(const HostMemory &) = delete;
 	// Carve len bytes aligned to align (a power of two); throws when full.
 	uint64_t alloc(uint64_t len, uint64_t align);
-	uint8_t *at(uint64_t addr) { return &ram_[addr - kBase]; }
+	uint8_t *at(uint64_t addr) { return ram_ + (addr - kBase); }
 	bool contains(uint64_t addr, uint64_t len) const
 	{
-		return addr >= kBase && len <= ram_.size() && addr - kBase <= ram_.size() - len;
+		return addr >= kBase && len <= size_ && addr - kBase <= size_ - len;
 	}
 
 private:
-	std::vector<uint8_t> ram_;
-	uint64_t used_ = 0;
+	uint8_t *ram_;
+	uint64_t size_, used_ = 0;
 };
 
 // GPU 0's memory BAR sits at this bus address (above any host RAM), GPU
