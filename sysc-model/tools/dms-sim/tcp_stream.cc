@@ -19,13 +19,14 @@ constexpr uint64_t kSourceSegments = 512;
 // What one TSO/GSO send hands the driver, its doorbell rung at the end.
 constexpr uint32_t kTxBurstBytes = 64 * 1024;
 
-void fill_source(uint8_t *src, uint64_t len, uint32_t seed)
+const uint8_t *fill_source(uint8_t *src, uint64_t len, uint32_t seed)
 {
 	std::mt19937_64 rng(seed);
 	for (uint64_t i = 0; i < len; i += 8) {
 		const uint64_t r = rng();
 		std::memcpy(src + i, &r, std::min<uint64_t>(8, len - i));
 	}
+	return src;
 }
 
 void check_chunks(const StreamParams &p, uint32_t mss)
@@ -39,9 +40,9 @@ void check_chunks(const StreamParams &p, uint32_t mss)
 TcpSender::TcpSender(Host &h, const StreamParams &p, Endpoint self, Endpoint peer)
     : h_(h), n_(h.node()), p_(p), self_(self), peer_(peer), mss_(mss_of(p.mtu)),
       src_len_(kSourceSegments * mss_), src_off_(n_.gpu_alloc(src_len_)),
+      src_crc_(fill_source(n_.gpu_mem() + src_off_, src_len_, p.seed), src_len_, mss_),
       written_(p.message_bytes ? 0 : UINT64_MAX)
 {
-	fill_source(n_.gpu_mem() + src_off_, src_len_, p.seed);
 	if (bounce()) {
 		check_chunks(p, mss_);
 		// Whole segments, so that a bulk stream's never wrap.
@@ -120,8 +121,7 @@ void TcpSender::send_more()
 		build_headers(hdr, self_, peer_, uint32_t(snd_nxt_), 0,
 			      kTcpAck | kTcpPsh | (fin ? kTcpFin : 0), len);
 		h_.driver().tx_post(hdr, sizeof(hdr), bus_of(snd_nxt_), len);
-		crc_ = devmemsim::crc32c_update(crc_, n_.gpu_mem() + src_off_ + snd_nxt_ % src_len_,
-						len);
+		crc_ = src_crc_.update(crc_, snd_nxt_ % src_len_, len);
 		if (bounce()) // send(): the application buffer into the socket
 			n_.charge(p_.copy_byte_ps * len);
 		snd_nxt_ += len;

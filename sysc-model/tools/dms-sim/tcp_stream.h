@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "host.h"
+#include "source_crc.h"
 
 namespace dms_sim
 {
@@ -80,6 +81,7 @@ private:
 	uint32_t mss_;
 	// The source: src_len_ bytes of GPU memory at src_off_, repeated.
 	uint64_t src_len_, src_off_;
+	SourceCrc src_crc_;
 	// Stream bytes the application wrote (a bulk stream: all of them)
 	// and, in bounce mode, those handed to the copy engine and those in
 	// the host staging ring (ring_bytes_ at ring_bus_) already.
