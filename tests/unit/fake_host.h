@@ -84,7 +84,7 @@ struct Host {
 
 // A node from a node configuration given as TOML text ("" takes every
 // default). NULL on failure, with the model's message in *err. make:
-// dms_node_new, or dms_node_new_topology for nodes of several pairs.
+// dms_node_new, or dms_node_new_topology for trees QEMU cannot lay out.
 inline dms_node *new_node(const std::string &toml, std::string *err,
 			  decltype(&dms_node_new) make = dms_node_new)
 {

@@ -237,30 +237,33 @@ TEST(TopologyErrors, Sockets)
 		  "gpu)");
 }
 
-// A QEMU node (Node::Shape::Qemu, dms_node_new) holds one pair under one
-// switch, the tree the guest sees; the refusal comes before the node
-// claims the process. Hosts that address device instances build the
-// others (test_instances.cc).
-TEST(Topology, NodeRefusesOtherShapes)
+// A QEMU node (Node::Shape::Qemu, dms_node_new) holds the trees QEMU can
+// lay out for the guest (tools/devmemsim/topology.py): at most 16 root
+// ports in use and 32 devices under a switch. The refusal comes before
+// the node claims the process. Hosts without QEMU build the others
+// (dms_node_new_topology).
+TEST(Topology, QemuNodeRefusesWhatQemuCannotLayOut)
 {
-	const char *shapes[] = {
-		"[[topology.switch]]\n[[topology.nic]]\ncount = 2\n[[topology.gpu]]\ncount = 2\n",
-		"[[topology.switch]]\n[[topology.nic]]\non = \"s0.rp1\"\n[[topology.gpu]]\n",
-		"[[topology.switch]]\n[[topology.switch]]\n[[topology.nic]]\non = \"sw0\"\n"
-		"[[topology.gpu]]\non = \"sw0\"\n",
+	std::string on_root_ports;
+	for (int i = 0; i < 9; i++)
+		on_root_ports += "[[topology.nic]]\non = \"s0.n" + std::to_string(i) +
+				 "\"\n[[topology.gpu]]\non = \"s0.g" + std::to_string(i) + "\"\n";
+	const std::pair<std::string, std::string> shapes[] = {
+		{on_root_ports, "topology: 18 root ports in use; a QEMU node has at most 16 (a "
+				"slot of its one PCIe root bus each): put devices under switches"},
+		{"[[topology.switch]]\n[[topology.nic]]\ncount = 17\n[[topology.gpu]]\ncount = "
+		 "17\n",
+		 "topology: switch \"sw0\" has 34 devices; under QEMU a switch has at most 32 (a "
+		 "downstream port each)"},
 	};
-	for (const char *shape : shapes) {
+	for (const auto &[shape, why] : shapes) {
 		TempToml f(shape);
 		NodeConfig cfg = load_config(f.path());
 		try {
 			Node n("node", cfg);
 			ADD_FAILURE() << "built a node from " << shape;
 		} catch (const ConfigError &e) {
-			EXPECT_STREQ(
-				e.what(),
-				"topology: a QEMU node holds one NIC and one GPU under one switch "
-				"(as the guest sees it); other shapes are for hosts that address "
-				"device instances (dms_node_new_topology)");
+			EXPECT_EQ(e.what(), why);
 		}
 	}
 }

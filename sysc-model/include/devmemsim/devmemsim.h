@@ -43,7 +43,7 @@ typedef struct dms_node dms_node;
 
 /*
  * Device instances. A node has K NIC/GPU pairs (K = dms_node_num_pairs(),
- * from the node's [topology]; 1 by default and always for QEMU): NIC i
+ * from the node's [topology]; 1 by default): NIC i
  * and GPU i form pair i and share its fault injector. A device id encodes
  * the kind in bit 0 and the index above it: DMS_NIC(i), DMS_GPU(i).
  * DMS_DEV_NIC and DMS_DEV_GPU are DMS_NIC(0) and DMS_GPU(0), so a host
@@ -75,11 +75,11 @@ enum dms_dev {
  */
 dms_node *dms_node_new(const char *config_path, char *err, size_t errlen);
 /*
- * The same for a host that addresses every device instance (dms-sim):
- * any [topology] the schema allows. dms_node_new() refuses every tree but
- * one NIC and one GPU under one switch, because that is all QEMU builds
- * for the guest: a node with devices the guest never sees, or another
- * tree, would route and count traffic that does not exist there.
+ * The same for a host without QEMU (dms-sim): any [topology] the schema
+ * allows. dms_node_new() refuses the trees QEMU cannot lay out for the
+ * guest (tools/devmemsim/topology.py): more than 16 root ports in use
+ * (switches and devices on root ports), or more than 32 devices under
+ * one switch.
  */
 dms_node *dms_node_new_topology(const char *config_path, char *err, size_t errlen);
 void dms_node_free(dms_node *node);

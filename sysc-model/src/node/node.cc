@@ -4,6 +4,8 @@
 #include <ostream>
 #include <sstream>
 #include <stdexcept>
+#include <string>
+#include <vector>
 
 #include "sim/kernel.h"
 
@@ -22,22 +24,46 @@ void check_elaborating()
 				       "every node before the first step");
 }
 
-// QEMU instantiates one NIC and one GPU function under one switch, the
-// PCIe tree it builds for the guest (tools/devmemsim/topology.py), which
-// the model's routing must match: a node with more devices, or another
-// tree, would route and count traffic the guest never sees. Sockets,
-// link widths and capacities are the model's own. Hosts that address
-// every device instance ask for Shape::Any (dms_node_new_topology).
+// The root bus has 32 slots: q35's own devices take two, the CLI's other
+// devices up to seven (tools/devmemsim/cluster.py).
+constexpr size_t kQemuRootPorts = 16;
+constexpr size_t kQemuSwitchPorts = 32; // slots of a switch's internal bus
+
+// QEMU lays out the node's [topology] for the guest
+// (tools/devmemsim/topology.py): every switch, and every device on a root
+// port, takes a root port in a slot of q35's one PCIe root bus; a switch
+// is an upstream port with one downstream port per device, in the slots
+// of its internal bus. The guest sees one root complex: the model's
+// sockets, link widths and capacities are its own. What QEMU cannot lay
+// out is refused here, before the node claims the process. Hosts that
+// address device instances without QEMU ask for Shape::Any
+// (dms_node_new_topology).
 void check_shape(const NodeConfig &cfg, Node::Shape shape)
 {
 	if (shape == Node::Shape::Any)
 		return;
 	const Topology t = topology_of(cfg);
-	if (t.nics.size() != 1 || t.switches.size() != 1 || t.nics[0].on_switch != 0 ||
-	    t.gpus[0].on_switch != 0)
-		throw ConfigError("topology: a QEMU node holds one NIC and one GPU under one "
-				  "switch (as the guest sees it); other shapes are for hosts that "
-				  "address device instances (dms_node_new_topology)");
+	std::vector<size_t> under(t.switches.size());
+	size_t root_ports = t.switches.size();
+	for (const auto *kind : {&t.nics, &t.gpus})
+		for (const DeviceConfig &d : *kind)
+			if (d.on_switch >= 0)
+				under[d.on_switch]++;
+			else
+				root_ports++;
+	if (root_ports > kQemuRootPorts)
+		throw ConfigError(
+			"topology: " + std::to_string(root_ports) +
+			" root ports in use; a QEMU node has at most " +
+			std::to_string(kQemuRootPorts) +
+			" (a slot of its one PCIe root bus each): put devices under switches");
+	for (size_t i = 0; i < under.size(); i++)
+		if (under[i] > kQemuSwitchPorts)
+			throw ConfigError("topology: switch \"" + t.switches[i].name + "\" has " +
+					  std::to_string(under[i]) +
+					  " devices; under QEMU a switch has at most " +
+					  std::to_string(kQemuSwitchPorts) +
+					  " (a downstream port each)");
 }
 
 const sc_core::sc_module_name &checked_name(const NodeConfig &cfg, Node::Shape shape,

@@ -19,10 +19,10 @@ namespace devmemsim
 class Node : public sc_core::sc_module
 {
 public:
-	// Which topologies a node accepts. Qemu: only the tree QEMU builds for
-	// the guest (one NIC and one GPU under one switch); Any: every tree
-	// the [topology] schema allows, for hosts that address each device
-	// instance (dms-sim).
+	// Which topologies a node accepts. Qemu: the trees QEMU can lay out
+	// for the guest (at most 16 root ports in use, at most 32 devices
+	// under a switch; node.cc, check_shape); Any: every tree the
+	// [topology] schema allows, for hosts without QEMU (dms-sim).
 	enum class Shape { Qemu, Any };
 
 	// Throws ConfigError for a topology the shape refuses, and
