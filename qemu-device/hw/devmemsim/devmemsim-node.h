@@ -24,18 +24,23 @@ struct DevmemsimNode {
     QEMUTimer step_timer; /* QEMU_CLOCK_VIRTUAL; steps the SystemC kernel */
     QEMUBH *step_bh;      /* continues a step that ran out of budget */
     bool stepping;        /* inside dms_node_step() */
-    bool has_nic;
-    bool has_gpu;
+    unsigned pairs;       /* the topology's NIC/GPU pairs */
+    /*
+     * One bit per device id of the model (DMS_NIC(i), DMS_GPU(i)): set
+     * while a devmemsim-nic or devmemsim-gpu with that index holds it.
+     */
+    unsigned long *claimed;
+    Notifier machine_done; /* checks that every device was claimed */
 };
 
-/* "nic" or "gpu", as trace events name the devices. */
-static inline const char *devmemsim_dev_name(enum dms_dev dev)
-{
-    return dev == DMS_DEV_NIC ? "nic" : "gpu";
-}
-
-/* Claim the node's NIC or GPU for a device being realized. */
-bool devmemsim_node_claim(DevmemsimNode *node, enum dms_dev dev, Error **errp);
+/*
+ * Claim the model's NIC (gpu false) or GPU with this index for a device
+ * being realized; its id is then DMS_NIC(index) or DMS_GPU(index).
+ */
+bool devmemsim_node_claim(DevmemsimNode *node, bool gpu, uint32_t index,
+                          Error **errp);
+/* Give a claimed device id back (its device is gone). */
+void devmemsim_node_release(DevmemsimNode *node, enum dms_dev dev);
 /* Re-arm the step timer after the model was poked from a register access. */
 void devmemsim_node_kick(DevmemsimNode *node);
 

@@ -12,8 +12,11 @@
 
 typedef struct DevmemsimFunction {
     DevmemsimNode *node; /* "node" link property */
+    uint32_t index;      /* "index" property: the model's instance */
     PCIDevice *pdev;
-    enum dms_dev dev;
+    enum dms_dev dev;  /* DMS_NIC(index) or DMS_GPU(index) */
+    const char *name;  /* the model's name for it, as traces say */
+    bool claimed;      /* holds dev in its node's claim bitmap */
     MemoryRegion regs; /* register BAR, forwarded to the model */
     struct dms_dev_ops ops;
     /*
@@ -31,21 +34,21 @@ typedef struct DevmemsimFunction {
 } DevmemsimFunction;
 
 /*
- * Realize the parts every devmemsim function has: claim the node's device,
- * register the register BAR (regs_bar, regs_size bytes), MSI-X with
- * nvectors vectors in its own BAR msix_bar, the PCIe endpoint capability,
- * and attach to the model (DMA, MSI-X; send and rx_ready for a NIC, their
- * opaque being fn).
+ * Realize the parts every devmemsim function has: claim the node's NIC
+ * (gpu false) or GPU with the index property, register the register BAR
+ * (regs_bar, regs_size bytes), MSI-X with the model's number of vectors in
+ * its own BAR msix_bar, the PCIe endpoint capability, and attach to the
+ * model (DMA, MSI-X; send and rx_ready for a NIC, their opaque being fn).
  */
 bool devmemsim_function_realize(PCIDevice *pdev, DevmemsimFunction *fn,
-                                enum dms_dev dev, int regs_bar,
-                                uint64_t regs_size, int msix_bar,
-                                unsigned nvectors,
+                                bool gpu, int regs_bar, uint64_t regs_size,
+                                int msix_bar,
                                 void (*send)(void *, const uint8_t *, size_t),
                                 void (*rx_ready)(void *), Error **errp);
 /*
  * Undo realize: detach from the model (it forgets every pointer this
- * function gave it), drop pending interrupts, free MSI-X.
+ * function gave it), drop pending interrupts, free MSI-X, give the
+ * device id back to the node.
  */
 void devmemsim_function_exit(DevmemsimFunction *fn);
 

@@ -3,7 +3,9 @@
  * registers (model), BAR2 the device memory: 64-bit prefetchable RAM that
  * QEMU and the model share, so guest CPU mappings of it are direct.
  *
- *   -device devmemsim-gpu,node=n0
+ *   -device devmemsim-gpu,node=n0[,index=I]
+ *
+ * index names the node's GPU in the model (its topology's GPU I, pair I).
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -31,24 +33,23 @@ static void devmemsim_gpu_realize(PCIDevice *pdev, Error **errp)
     DevmemsimGpu *s = DEVMEMSIM_GPU(pdev);
     uint64_t size;
 
-    if (!devmemsim_function_realize(
-            pdev, &s->fn, DMS_DEV_GPU, DMS_GPU_BAR_REGS, DMS_GPU_REGS_SIZE,
-            DMS_GPU_BAR_MSIX,
-            s->fn.node ? dms_gpu_num_vectors(s->fn.node->model) : 1, NULL, NULL,
-            errp)) {
+    if (!devmemsim_function_realize(pdev, &s->fn, true, DMS_GPU_BAR_REGS,
+                                    DMS_GPU_REGS_SIZE, DMS_GPU_BAR_MSIX, NULL,
+                                    NULL, errp)) {
         return;
     }
     /*
      * Shared anonymous RAM (a memfd): pages are only allocated when
      * touched, so a large device memory costs what the guest uses.
      */
-    size = dms_gpu_mem_size(s->fn.node->model);
+    size = dms_dev_mem_size(s->fn.node->model, s->fn.dev);
     if (!memory_region_init_ram_flags_nomigrate(
             &s->mem, OBJECT(s), "devmemsim-gpu-mem", size, RAM_SHARED, errp)) {
         devmemsim_function_exit(&s->fn);
         return;
     }
-    dms_gpu_set_memory(s->fn.node->model, memory_region_get_ram_ptr(&s->mem));
+    dms_dev_set_memory(s->fn.node->model, s->fn.dev,
+                       memory_region_get_ram_ptr(&s->mem));
     pci_register_bar(pdev, DMS_GPU_BAR_MEM,
                      PCI_BASE_ADDRESS_SPACE_MEMORY |
                          PCI_BASE_ADDRESS_MEM_PREFETCH |
@@ -66,7 +67,7 @@ static void devmemsim_gpu_reset(DeviceState *dev)
 {
     DevmemsimGpu *s = DEVMEMSIM_GPU(dev);
 
-    dms_gpu_reset(s->fn.node->model);
+    dms_dev_reset(s->fn.node->model, s->fn.dev);
     devmemsim_function_sync_config(&s->fn);
 }
 
@@ -78,6 +79,7 @@ static void devmemsim_gpu_exit(PCIDevice *pdev)
 static const Property devmemsim_gpu_props[] = {
     DEFINE_PROP_LINK("node", DevmemsimGpu, fn.node, TYPE_DEVMEMSIM_NODE,
                      DevmemsimNode *),
+    DEFINE_PROP_UINT32("index", DevmemsimGpu, fn.index, 0),
 };
 
 static void devmemsim_gpu_class_init(ObjectClass *oc, void *data)

@@ -2,7 +2,9 @@
  * devmemsim-nic: the header-split NIC of a devmemsim node, a PCIe endpoint
  * whose registers, rings and DMA engine live in the SystemC model.
  *
- *   -device devmemsim-nic,node=n0,netdev=data0[,mac=...]
+ *   -device devmemsim-nic,node=n0[,index=I],netdev=data0[,mac=...]
+ *
+ * index names the node's NIC in the model (its topology's NIC I, pair I).
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -33,11 +35,11 @@ static ssize_t devmemsim_nic_receive(NetClientState *nc, const uint8_t *buf,
     DevmemsimNic *s = qemu_get_nic_opaque(nc);
 
     /* 0: the NIC's FIFO is full; QEMU queues the frame until rx_ready. */
-    if (!dms_nic_receive(s->fn.node->model, buf, size)) {
-        trace_devmemsim_nic_rx(size, false);
+    if (dms_dev_receive(s->fn.node->model, s->fn.dev, buf, size) != 1) {
+        trace_devmemsim_nic_rx(s->fn.name, size, false);
         return 0;
     }
-    trace_devmemsim_nic_rx(size, true);
+    trace_devmemsim_nic_rx(s->fn.name, size, true);
     devmemsim_node_kick(s->fn.node);
     return size;
 }
@@ -46,7 +48,7 @@ static void devmemsim_nic_link_status_changed(NetClientState *nc)
 {
     DevmemsimNic *s = qemu_get_nic_opaque(nc);
 
-    dms_nic_set_link(s->fn.node->model, !nc->link_down);
+    dms_dev_set_link(s->fn.node->model, s->fn.dev, !nc->link_down);
     devmemsim_node_kick(s->fn.node);
 }
 
@@ -61,7 +63,7 @@ static void devmemsim_nic_send(void *opaque, const uint8_t *frame, size_t len)
 {
     DevmemsimNic *s = container_of(opaque, DevmemsimNic, fn);
 
-    trace_devmemsim_nic_tx(len);
+    trace_devmemsim_nic_tx(s->fn.name, len);
     qemu_send_packet(qemu_get_queue(s->nic), frame, len);
 }
 
@@ -77,15 +79,14 @@ static void devmemsim_nic_realize(PCIDevice *pdev, Error **errp)
     DevmemsimNic *s = DEVMEMSIM_NIC(pdev);
     DeviceState *d = DEVICE(pdev);
 
-    if (!devmemsim_function_realize(
-            pdev, &s->fn, DMS_DEV_NIC, DMS_NIC_BAR_REGS, DMS_NIC_REGS_SIZE,
-            DMS_NIC_BAR_MSIX,
-            s->fn.node ? dms_nic_num_vectors(s->fn.node->model) : 1,
-            devmemsim_nic_send, devmemsim_nic_rx_ready, errp)) {
+    if (!devmemsim_function_realize(pdev, &s->fn, false, DMS_NIC_BAR_REGS,
+                                    DMS_NIC_REGS_SIZE, DMS_NIC_BAR_MSIX,
+                                    devmemsim_nic_send, devmemsim_nic_rx_ready,
+                                    errp)) {
         return;
     }
     qemu_macaddr_default_if_unset(&s->conf.macaddr);
-    dms_nic_set_mac(s->fn.node->model, s->conf.macaddr.a);
+    dms_dev_set_mac(s->fn.node->model, s->fn.dev, s->conf.macaddr.a);
     s->nic = qemu_new_nic(&devmemsim_nic_net_info, &s->conf,
                           object_get_typename(OBJECT(s)), d->id,
                           &d->mem_reentrancy_guard, s);
@@ -102,7 +103,7 @@ static void devmemsim_nic_reset(DeviceState *dev)
 {
     DevmemsimNic *s = DEVMEMSIM_NIC(dev);
 
-    dms_nic_reset(s->fn.node->model);
+    dms_dev_reset(s->fn.node->model, s->fn.dev);
     devmemsim_function_sync_config(&s->fn);
 }
 
@@ -117,6 +118,7 @@ static void devmemsim_nic_exit(PCIDevice *pdev)
 static const Property devmemsim_nic_props[] = {
     DEFINE_PROP_LINK("node", DevmemsimNic, fn.node, TYPE_DEVMEMSIM_NODE,
                      DevmemsimNode *),
+    DEFINE_PROP_UINT32("index", DevmemsimNic, fn.index, 0),
     DEFINE_NIC_PROPERTIES(DevmemsimNic, conf),
 };
 

@@ -3,7 +3,11 @@
  * its kernel from a QEMU_CLOCK_VIRTUAL timer, always under the BQL.
  *
  *   -object devmemsim-node,id=n0,config=node.toml
- *   -device devmemsim-nic,node=n0,... -device devmemsim-gpu,node=n0,...
+ *   -device devmemsim-nic,node=n0,index=0,... -device devmemsim-gpu,node=n0,...
+ *
+ * The node's [topology] has K NIC/GPU pairs; devmemsim-nic and
+ * devmemsim-gpu name theirs with index= (0..K-1, default 0), and every
+ * one of the 2K devices must be on the command line.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -13,6 +17,7 @@
 #include "qemu/error-report.h"
 #include "qemu/module.h"
 #include "qemu/main-loop.h"
+#include "qemu/bitmap.h"
 #include "system/runstate.h"
 #include "system/system.h"
 #include "devmemsim-node.h"
@@ -57,7 +62,9 @@ static void devmemsim_node_step(void *opaque)
 static void devmemsim_node_trace_line(void *opaque, enum dms_dev dev,
                                       const char *line)
 {
-    trace_devmemsim_model(devmemsim_dev_name(dev), line);
+    DevmemsimNode *s = opaque;
+
+    trace_devmemsim_model(dms_dev_name(s->model, dev), line);
 }
 
 void devmemsim_node_kick(DevmemsimNode *s)
@@ -69,18 +76,62 @@ void devmemsim_node_kick(DevmemsimNode *s)
     }
 }
 
-bool devmemsim_node_claim(DevmemsimNode *s, enum dms_dev dev, Error **errp)
+static const char *devmemsim_node_id(DevmemsimNode *s)
 {
-    bool *taken = dev == DMS_DEV_NIC ? &s->has_nic : &s->has_gpu;
+    return object_get_canonical_path_component(OBJECT(s));
+}
 
-    if (*taken) {
-        error_setg(errp, "devmemsim-node '%s' already has a %s",
-                   object_get_canonical_path_component(OBJECT(s)),
-                   dev == DMS_DEV_NIC ? "NIC" : "GPU");
+bool devmemsim_node_claim(DevmemsimNode *s, bool gpu, uint32_t index,
+                          Error **errp)
+{
+    const char *kind = gpu ? "GPU" : "NIC";
+    enum dms_dev dev;
+
+    if (index >= s->pairs) {
+        error_setg(errp,
+                   "devmemsim-node '%s' has no %s with index %" PRIu32
+                   " (its topology has %u NIC/GPU pair%s: index 0..%u)",
+                   devmemsim_node_id(s), kind, index, s->pairs,
+                   s->pairs == 1 ? "" : "s", s->pairs - 1);
         return false;
     }
-    *taken = true;
+    dev = gpu ? DMS_GPU(index) : DMS_NIC(index);
+    if (test_bit(dev, s->claimed)) {
+        error_setg(errp,
+                   "devmemsim-node '%s' already has a %s with index %" PRIu32,
+                   devmemsim_node_id(s), kind, index);
+        return false;
+    }
+    set_bit(dev, s->claimed);
     return true;
+}
+
+void devmemsim_node_release(DevmemsimNode *s, enum dms_dev dev)
+{
+    clear_bit(dev, s->claimed);
+}
+
+/*
+ * Once every device is realized: a device of the topology that no QEMU
+ * function claimed would be a NIC or GPU the guest never sees, yet the
+ * model would count it (and route to it) as part of the node. Its
+ * command line is wrong, so QEMU stops before the guest runs.
+ */
+static void devmemsim_node_check_claims(Notifier *n, void *data)
+{
+    DevmemsimNode *s = container_of(n, DevmemsimNode, machine_done);
+    unsigned long dev = find_first_zero_bit(s->claimed, 2 * s->pairs);
+    bool gpu = DMS_DEV_IS_GPU(dev);
+
+    if (dev >= 2 * s->pairs) {
+        return;
+    }
+    error_report("devmemsim-node '%s': its topology's %s (%s %u of %u) has "
+                 "no -device devmemsim-%s,node=%s,index=%u",
+                 devmemsim_node_id(s), dms_dev_name(s->model, dev),
+                 gpu ? "GPU" : "NIC", DMS_DEV_INDEX(dev), s->pairs,
+                 gpu ? "gpu" : "nic", devmemsim_node_id(s), DMS_DEV_INDEX(dev));
+    exit(1);
 }
 
 static void devmemsim_node_write_stats(Notifier *n, void *data)
@@ -118,6 +169,10 @@ static void devmemsim_node_complete(UserCreatable *uc, Error **errp)
         dms_node_set_trace(s->model, devmemsim_node_trace_line, s);
     }
     have_node = true;
+    s->pairs = dms_node_num_pairs(s->model);
+    s->claimed = bitmap_new(2 * s->pairs);
+    s->machine_done.notify = devmemsim_node_check_claims;
+    qemu_add_machine_init_done_notifier(&s->machine_done);
     timer_init_ns(&s->step_timer, QEMU_CLOCK_VIRTUAL, devmemsim_node_step, s);
     s->step_bh = qemu_bh_new(devmemsim_node_step, s);
     devmemsim_node_rearm(s);
@@ -219,6 +274,8 @@ static void devmemsim_node_finalize(Object *obj)
         if (s->stats_json) {
             qemu_remove_exit_notifier(&s->exit_notifier);
         }
+        qemu_remove_machine_init_done_notifier(&s->machine_done);
+        g_free(s->claimed);
         dms_node_free(s->model);
     }
     g_free(s->config);

@@ -24,7 +24,7 @@ static uint64_t devmemsim_regs_read(void *opaque, hwaddr addr, unsigned size)
     DevmemsimFunction *fn = opaque;
     uint64_t val = dms_reg_read(fn->node->model, fn->dev, addr, size);
 
-    trace_devmemsim_mmio_read(devmemsim_dev_name(fn->dev), addr, size, val);
+    trace_devmemsim_mmio_read(fn->name, addr, size, val);
     return val;
 }
 
@@ -33,7 +33,7 @@ static void devmemsim_regs_write(void *opaque, hwaddr addr, uint64_t val,
 {
     DevmemsimFunction *fn = opaque;
 
-    trace_devmemsim_mmio_write(devmemsim_dev_name(fn->dev), addr, size, val);
+    trace_devmemsim_mmio_write(fn->name, addr, size, val);
     dms_reg_write(fn->node->model, fn->dev, addr, val, size);
     devmemsim_node_kick(fn->node);
 }
@@ -83,7 +83,7 @@ static int devmemsim_dma(void *opaque, uint64_t addr, void *buf, uint64_t len,
 {
     DevmemsimFunction *fn = opaque;
     AddressSpace *as = pci_get_address_space(fn->pdev);
-    const char *name = devmemsim_dev_name(fn->dev);
+    const char *name = fn->name;
 
     if (addr + len < addr || !devmemsim_dma_is_ram(as, addr, len, is_write) ||
         pci_dma_rw(fn->pdev, addr, buf, len,
@@ -117,14 +117,14 @@ static void devmemsim_irq_deliver(void *opaque)
     for (unsigned v = find_first_bit(fn->irq_pending, nr); v < nr;
          v = find_next_bit(fn->irq_pending, nr, v + 1)) {
         clear_bit(v, fn->irq_pending);
-        trace_devmemsim_msix(devmemsim_dev_name(fn->dev), v);
+        trace_devmemsim_msix(fn->name, v);
         msix_notify(fn->pdev, v);
     }
 }
 
 void devmemsim_function_sync_config(DevmemsimFunction *fn)
 {
-    const char *name = devmemsim_dev_name(fn->dev);
+    const char *name = fn->name;
     bool master =
         pci_get_word(fn->pdev->config + PCI_COMMAND) & PCI_COMMAND_MASTER;
 
@@ -163,38 +163,14 @@ void devmemsim_function_config_write(DevmemsimFunction *fn, uint32_t addr,
     }
 }
 
-bool devmemsim_function_realize(PCIDevice *pdev, DevmemsimFunction *fn,
-                                enum dms_dev dev, int regs_bar,
-                                uint64_t regs_size, int msix_bar,
-                                unsigned nvectors,
-                                void (*send)(void *, const uint8_t *, size_t),
-                                void (*rx_ready)(void *), Error **errp)
+/* The parts of realize that can fail after the claim. */
+static bool devmemsim_function_init_pci(PCIDevice *pdev, DevmemsimFunction *fn,
+                                        int regs_bar, uint64_t regs_size,
+                                        int msix_bar, Error **errp)
 {
     const char *name = object_get_typename(OBJECT(pdev));
     g_autofree char *regs_name = g_strdup_printf("%s-regs", name);
-
-    if (!fn->node) {
-        error_setg(errp,
-                   "%s: the node property is required "
-                   "(-object devmemsim-node,id=ID ... -device %s,node=ID)",
-                   name, name);
-        return false;
-    }
-    if (!fn->node->model) {
-        error_setg(errp, "%s: node has no model", name);
-        return false;
-    }
-    if (!devmemsim_node_claim(fn->node, dev, errp)) {
-        return false;
-    }
-    fn->dev = dev;
-    fn->pdev = pdev;
-    fn->ops = (struct dms_dev_ops){
-        .dma = devmemsim_dma,
-        .irq = devmemsim_irq,
-        .send = send,
-        .rx_ready = rx_ready,
-    };
+    unsigned nvectors = dms_dev_num_vectors(fn->node->model, fn->dev);
 
     pci_config_set_interrupt_pin(pdev->config, 1);
     memory_region_init_io(&fn->regs, OBJECT(pdev), &devmemsim_regs_ops, fn,
@@ -218,7 +194,48 @@ bool devmemsim_function_realize(PCIDevice *pdev, DevmemsimFunction *fn,
     fn->irq_pending = bitmap_new(nvectors);
     fn->irq_bh = qemu_bh_new_guarded(devmemsim_irq_deliver, fn,
                                      &DEVICE(pdev)->mem_reentrancy_guard);
-    dms_dev_attach(fn->node->model, dev, &fn->ops, fn);
+    return true;
+}
+
+bool devmemsim_function_realize(PCIDevice *pdev, DevmemsimFunction *fn,
+                                bool gpu, int regs_bar, uint64_t regs_size,
+                                int msix_bar,
+                                void (*send)(void *, const uint8_t *, size_t),
+                                void (*rx_ready)(void *), Error **errp)
+{
+    const char *name = object_get_typename(OBJECT(pdev));
+
+    if (!fn->node) {
+        error_setg(errp,
+                   "%s: the node property is required "
+                   "(-object devmemsim-node,id=ID ... -device %s,node=ID)",
+                   name, name);
+        return false;
+    }
+    if (!fn->node->model) {
+        error_setg(errp, "%s: node has no model", name);
+        return false;
+    }
+    if (!devmemsim_node_claim(fn->node, gpu, fn->index, errp)) {
+        return false;
+    }
+    fn->dev = gpu ? DMS_GPU(fn->index) : DMS_NIC(fn->index);
+    fn->claimed = true;
+    fn->name = dms_dev_name(fn->node->model, fn->dev);
+    fn->pdev = pdev;
+    fn->ops = (struct dms_dev_ops){
+        .dma = devmemsim_dma,
+        .irq = devmemsim_irq,
+        .send = send,
+        .rx_ready = rx_ready,
+    };
+    if (!devmemsim_function_init_pci(pdev, fn, regs_bar, regs_size, msix_bar,
+                                     errp)) {
+        devmemsim_node_release(fn->node, fn->dev);
+        fn->claimed = false;
+        return false;
+    }
+    dms_dev_attach(fn->node->model, fn->dev, &fn->ops, fn);
     fn->attached = true;
     devmemsim_function_sync_config(fn);
     return true;
@@ -237,6 +254,10 @@ void devmemsim_function_exit(DevmemsimFunction *fn)
     g_clear_pointer(&fn->irq_pending, g_free);
     msix_unuse_all_vectors(fn->pdev);
     msix_uninit_exclusive_bar(fn->pdev);
+    if (fn->claimed) {
+        devmemsim_node_release(fn->node, fn->dev);
+        fn->claimed = false;
+    }
 }
 
 static const VMStateDescription devmemsim_vmstate = {
