@@ -20,8 +20,10 @@ from devmemsim import topology  # noqa: E402
 from devmemsim.paths import qemu_binary, qemu_env  # noqa: E402
 
 QEMU = qemu_binary()
-# The PCIe switch the CLI gives a node: the NIC goes on NIC_PORT, the GPU on GPU_PORT.
-SWITCH, NIC_PORT, GPU_PORT = topology.SWITCH, topology.NIC_PORT, topology.GPU_PORT
+# The PCIe switch the CLI gives a default node: the NIC goes on NIC_PORT, the
+# GPU on GPU_PORT. Other nodes: topology.load(CONFIG) or topology.from_table().
+SWITCH = list(topology.DEFAULT.ports)
+NIC_PORT, GPU_PORT = topology.DEFAULT.nics[0].bus, topology.DEFAULT.gpus[0].bus
 
 
 class QTest:

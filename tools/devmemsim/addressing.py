@@ -7,6 +7,12 @@ NET.(i+1)/24; the data link also carries IPv6, node i at NET6:(i+1)/64 (a
 unique local prefix). The CLI puts node i's data-link addresses on its kernel
 command line (devmemsim.addr=ADDR/24 devmemsim.addr6=ADDR6/64) and
 devmemsim-init applies them; the tests and the benchmark ask this module.
+
+A node with K NIC/GPU pairs (its [topology]) has K data links: every node's
+NIC i is on link i (data_link(i)). Link 0 is the one above; link i > 0 has
+the netdev dataI, MACs 52:54:00:d5:II:nn and 10.10.i.(n+1)/24,
+fd10:10:i::(n+1)/64. The kernel command line carries link 0's addresses
+only: a guest gives link i's to its NIC i itself (the tests do).
 """
 
 from dataclasses import dataclass
@@ -26,9 +32,10 @@ class Link:
     mac_byte: int
     net: str  # the first three octets of its /24
     net6: str = ""  # its IPv6 /64: the leading groups, the rest zero ("" = no IPv6)
+    pair: int = 0  # data links: the NIC/GPU pair whose NICs it joins
 
     def mac(self, index: int) -> str:
-        return f"52:54:00:{self.mac_byte:02x}:00:{index:02x}"
+        return f"52:54:00:{self.mac_byte:02x}:{self.pair:02x}:{index:02x}"
 
     def addr(self, index: int) -> str:
         return f"{self.net}.{index + 1}"
@@ -48,6 +55,16 @@ class Link:
 
 
 DATA = Link("devmemsim-nic", "data", 0xd5, "10.10.0", "fd10:10")
+
+
+def data_link(pair: int) -> Link:
+    """The data link of every node's NIC `pair` (DATA for pair 0)."""
+    if not pair:
+        return DATA
+    return Link(DATA.device, f"{DATA.netdev}{pair}", DATA.mac_byte, f"10.10.{pair}",
+                f"{DATA.net6}:{pair:x}", pair)
+
+
 # Extra links two nodes get with `boot --compare-nics` (the NIC benchmark).
 COMPARE = (Link("e1000e", "e1000e", 0xe1, "10.11.0"),
            Link("virtio-net-pci", "virtio", 0xf1, "10.12.0"))

@@ -4,9 +4,11 @@ A cluster lives in RUN/<name>/: per node NODE.ctl (agent socket), NODE.qmp,
 NODE.console (serial console), NODE.log (QEMU's stdout/stderr, and its trace
 output with --trace), NODE.pid and NODE.toml (the node configuration as the
 model reads it). Names, MACs and addresses follow addressing.py; the PCIe
-layout of a node is topology.py's. The data link:
-  2 nodes: -netdev stream over RUN/<name>/link.sock (node0 listens)
-  3+     : a VDE switch on RUN/<name>/vde (vde_switch)
+layout of a node is topology.py's, from NODE.toml's [topology]. The data
+links (one per NIC/GPU pair: every node's NIC i is on link i):
+  2 nodes: -netdev stream over RUN/<name>/link.sock (node0 listens); pair
+           i > 0 over RUN/<name>/link<i>.sock
+  3+     : a VDE switch on RUN/<name>/vde (vde_switch), every pair's NICs
 The management NIC is -netdev user,restrict=on (no way out of the host);
 its only host forward is 127.0.0.1:<port> -> guest port 22.
 """
@@ -100,6 +102,7 @@ def kernel_cmdline(node: NodeSpec) -> str:
 
 def qemu_argv(art: Artifacts, d: Path, node: NodeSpec, nodes: int, m: Machine) -> list:
     n = node.name
+    layout = topology.load(node.config)
     argv = [
         str(art.qemu),
         "-name", f"devmemsim-{n}",
@@ -125,12 +128,15 @@ def qemu_argv(art: Artifacts, d: Path, node: NodeSpec, nodes: int, m: Machine) -
         "-device", "virtserialport,chardev=ctl,name=org.devmemsim.agent",
         "-netdev", f"user,id=mgmt,restrict=on,hostfwd=tcp:127.0.0.1:{free_port()}-:22",
         "-device", f"virtio-net-pci,netdev=mgmt,mac={addressing.mgmt_mac(node.index)},romfile=",
-        # The node: NIC and GPU under one PCIe switch, so P2P stays below it.
+        # The node: its NICs and GPUs where its [topology] puts them (by
+        # default one pair under one PCIe switch, so P2P stays below it).
         "-object", f"devmemsim-node,id=dms,config={node.config},stats-json={d / (n + '.stats.json')}",
-        *topology.SWITCH,
-        "-device", f"devmemsim-gpu,node=dms,bus={topology.GPU_PORT}",
+        *layout.ports,
     ]
-    argv += data_link_argv(d, node, nodes)
+    for gpu in layout.gpus:
+        argv += ["-device", gpu.device()]
+    for nic in layout.nics:
+        argv += data_link_argv(d, node, nodes, nic)
     for link in addressing.COMPARE if m.compare_nics else ():
         argv += stream_link_argv(d / f"link-{link.netdev}.sock", link.netdev, node.index)
         argv += ["-device", f"{link.device},netdev={link.netdev},mac={link.mac(node.index)},romfile="]
@@ -145,18 +151,19 @@ def stream_link_argv(sock: Path, netdev: str, index: int) -> list:
     return ["-netdev", f"stream,id={netdev},{server},addr.type=unix,addr.path={sock}"]
 
 
-def data_link_argv(d: Path, node: NodeSpec, nodes: int) -> list:
-    """devmemsim-nic and, with two or more nodes, the link between them."""
-    data = addressing.DATA
-    nic = f"{data.device},node=dms,bus={topology.NIC_PORT},mac={data.mac(node.index)}"
+def data_link_argv(d: Path, node: NodeSpec, nodes: int, nic: topology.Device) -> list:
+    """One devmemsim-nic and, with two or more nodes, its pair's link."""
+    data = addressing.data_link(nic.index)
+    dev = f"{nic.device()},mac={data.mac(node.index)}"
     argv = []
     if nodes == 2:
-        argv += stream_link_argv(d / "link.sock", data.netdev, node.index)
+        sock = f"link{nic.index}.sock" if nic.index else "link.sock"
+        argv += stream_link_argv(d / sock, data.netdev, node.index)
     elif nodes > 2:
         argv += ["-netdev", f"vde,id={data.netdev},sock={d / 'vde'}"]
     if nodes >= 2:
-        nic += f",netdev={data.netdev}"
-    return argv + ["-device", nic]
+        dev += f",netdev={data.netdev}"
+    return argv + ["-device", dev]
 
 
 class Cluster:
