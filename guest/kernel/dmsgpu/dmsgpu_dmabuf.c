@@ -190,6 +190,12 @@ struct dma_buf *dmsgpu_buf_export(struct dmsgpu *gpu, u64 size, u64 align)
 	buf->offset = addr - gpu->mem_phys;
 	buf->size = size;
 
+	/*
+	 * Name the exporting GPU (dmsgpuN, e.g. in debugfs' bufinfo). The
+	 * core reads exp_name while the dma-buf is open or listed; the buffer
+	 * holds a reference on gpu until its release, after both.
+	 */
+	exp.exp_name = gpu->name;
 	exp.ops = &dmsgpu_dmabuf_ops;
 	exp.size = buf->size;
 	exp.flags = O_RDWR;
