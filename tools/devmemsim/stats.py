@@ -5,7 +5,6 @@ import json
 
 from .errors import Failure
 
-LINKS = ("nic", "gpu", "upstream")  # the node's PCIe links, device side first
 DIRECTIONS = ("up", "down")
 
 
@@ -32,24 +31,37 @@ def dma_faults(st: dict) -> int:
     return st["pcie"]["dma_faults"]
 
 
+def gpus(st: dict) -> dict:
+    """Every GPU's counters by name: {"gpu": ...} with one pair, else the
+    topology's names ({"gpu0": ..., "gpu1": ...})."""
+    return {"gpu": st["gpu"]} if "gpu" in st else st["gpus"]
+
+
 def table(node: str, st: dict) -> str:
     p = st["pcie"]
-    up = p["links"]["upstream"]
-    rows = [f"{node}: PCIe Gen{up['gen']} x{up['width']}, "
-            f"MPS {p['mps']}, MRRS {p['mrrs']}, {p['mode']} mode, t={st['time_ns'] / 1e9:.3f} s"]
-    rows.append(f"  {'link':<9}{'dir':<5}{'TLPs':>12}{'payload B':>16}{'wire B':>16}{'busy us':>12}")
-    for name in LINKS:
+    # PCIe links: the devices', then the switches' (one pair: nic, gpu, upstream).
+    names = [n for n, c in p["links"].items() if "up" in c]
+    up = p["links"].get("upstream")
+    gen = f"PCIe Gen{up['gen']} x{up['width']}, " if up else ""
+    rows = [f"{node}: {gen}MPS {p['mps']}, MRRS {p['mrrs']}, {p['mode']} mode, t={st['time_ns'] / 1e9:.3f} s"]
+    w = max(9, max(len(n) + 1 for n in names))
+    rows.append(f"  {'link':<{w}}{'dir':<5}{'TLPs':>12}{'payload B':>16}{'wire B':>16}{'busy us':>12}")
+    for name in names:
         for d in DIRECTIONS:
             c = link(st, name, d)
-            rows.append(f"  {name:<9}{d:<5}{c['tlps']:>12}{c['payload_bytes']:>16}{c['wire_bytes']:>16}"
+            rows.append(f"  {name:<{w}}{d:<5}{c['tlps']:>12}{c['payload_bytes']:>16}{c['wire_bytes']:>16}"
                         f"{c['busy_ns'] / 1000:>12.1f}")
     rc = root_complex(st)
-    rows.append(f"  switch: p2p {p2p_bytes(st)} B   root complex: to host {rc['host_write_bytes']} B, "
+    switches = p.get("switches", {})
+    # Several switches: each one's share too.
+    each = ", ".join(f"{n} {c['p2p_bytes']} B" for n, c in switches.items())
+    each = f" ({each})" if len(switches) > 1 else ""
+    rows.append(f"  switch: p2p {p2p_bytes(st)} B{each}   root complex: to host {rc['host_write_bytes']} B, "
                 f"from host {rc['host_read_bytes']} B, p2p {rc['p2p_bytes']} B   DMA faults {dma_faults(st)}")
-    g = st["gpu"]
-    rows.append(f"  gpu: copy {g['copy_jobs']} jobs ({g['copy_to_dev_bytes']} B in, {g['copy_to_host_bytes']} B out), "
-                f"crc {g['crc_jobs']} jobs ({g['crc_bytes']} B), p2p in {g['p2p_in_bytes']} B, "
-                f"out {g['p2p_out_bytes']} B, errors {g['errors']}")
+    for name, g in gpus(st).items():
+        rows.append(f"  {name}: copy {g['copy_jobs']} jobs ({g['copy_to_dev_bytes']} B in, "
+                    f"{g['copy_to_host_bytes']} B out), crc {g['crc_jobs']} jobs ({g['crc_bytes']} B), "
+                    f"p2p in {g['p2p_in_bytes']} B, out {g['p2p_out_bytes']} B, errors {g['errors']}")
     return "\n".join(rows)
 
 

@@ -58,6 +58,13 @@ class Layout:
     def pairs(self) -> int:
         return len(self.nics)
 
+    def root_links(self) -> list:
+        """The links into root ports, as the counters name them
+        (docs/stats.md): each switch's upstream link, and the link of each
+        device on a root port."""
+        ups = ["upstream"] if len(self.switches) == 1 else [f"{s}.upstream" for s in self.switches]
+        return ups + [d.name for d in self.nics + self.gpus if "." in d.on]
+
 
 class _Spec:
     """The [topology] table resolved as the model resolves it: names,

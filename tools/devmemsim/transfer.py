@@ -10,15 +10,20 @@ alone. Each transfer gives two runs: the sender's ("tx") and the receiver's
 ("rx"), each with the counters of its own node. The receiver checks what
 arrived with its GPU's CRC engine, the sender checks its source the same
 way; a run is verified when both CRCs and the byte counts agree.
+
+On nodes of several NIC/GPU pairs, a transfer uses one pair on both sides
+(pair=i): NIC i on data link i (addressing.data_link(i)), whose addresses
+the caller gave the NICs, and GPU i (/dev/dmsgpuI: the guest numbers its
+GPUs in PCI order, topology.py).
 """
 
 import json
 import shlex
 import time
 
-from . import stats
-from .addressing import data_addr
-from .errors import Failure
+from . import stats, topology
+from .addressing import data_link, node_index
+from .errors import Failure, UsageError
 
 TOOL = "/opt/devmemsim/bin/dms-devmem"
 MODES = ("devmem", "bounce")
@@ -45,8 +50,9 @@ def _result(cl, node: str, path: str, log: str) -> dict:
     return {"error": f"no result from dms-devmem on {node}" + (f": {tail}" if tail else "")}
 
 
-def _run_row(mode, direction, node, res, st, payload, verified):
-    rc = stats.link_payload_bytes(st, "upstream")
+def _run_row(mode, direction, node, res, st, payload, verified, links):
+    nic, gpu, root_links = links
+    rc = sum(stats.link_payload_bytes(st, name) for name in root_links)
     return {
         "mode": mode,
         "direction": direction,
@@ -57,8 +63,8 @@ def _run_row(mode, direction, node, res, st, payload, verified):
         "p2p_bytes": stats.p2p_bytes(st),
         "host_write_bytes": stats.root_complex(st)["host_write_bytes"],
         "host_read_bytes": stats.root_complex(st)["host_read_bytes"],
-        "nic_link_bytes": stats.link_payload_bytes(st, "nic"),
-        "gpu_link_bytes": stats.link_payload_bytes(st, "gpu"),
+        "nic_link_bytes": stats.link_payload_bytes(st, nic),
+        "gpu_link_bytes": stats.link_payload_bytes(st, gpu),
         "dma_faults": stats.dma_faults(st),
         "throughput_bps": res.get("throughput_bps", 0),
         "seconds": res.get("seconds"),
@@ -67,20 +73,44 @@ def _run_row(mode, direction, node, res, st, payload, verified):
     }
 
 
+def _pair_links(cl, node: str, pair: int) -> tuple:
+    """(NIC link, GPU link, links into root ports) of a node's pair, as its
+    counters name them."""
+    layout = topology.load(cl.dir / f"{node}.toml")
+    if pair >= layout.pairs:
+        raise UsageError(f"{node} has {layout.pairs} NIC/GPU pair(s): no pair {pair}")
+    return layout.nics[pair].name, layout.gpus[pair].name, layout.root_links()
+
+
+def _pair_options(cl, node: str, pair: int) -> list:
+    """dms-devmem's --ifname and --device for the node's pair (pair 0: its
+    defaults, the first NIC and GPU)."""
+    if not pair:
+        return []
+    mac = data_link(pair).mac(node_index(node))
+    found = cl.sh(node, f"grep -l '^{mac}$' /sys/class/net/*/address || true").split()
+    if len(found) != 1:
+        raise Failure(f"{node}: no single interface with pair {pair}'s MAC {mac}")
+    return ["--ifname", found[0].split("/")[-2], "--device", f"/dev/dmsgpu{pair}"]
+
+
 def transfer(cl, mode: str, nbytes: int, sender: str = "node0", receiver: str = "node1",
-             port: int = 5201, timeout: float = 1800.0) -> list:
+             port: int = 5201, timeout: float = 1800.0, pair: int = 0) -> list:
     """One transfer; returns [tx run of the sender, rx run of the receiver]."""
     if mode not in MODES:
         raise Failure(f"unknown transfer mode {mode!r} ({', '.join(MODES)})")
     base = f"/tmp/dms-devmem-{mode}-{port}"
     s_ready, s_res, s_log = f"{base}.sready", f"{base}.sres", f"{base}.slog"
     c_ready, c_res, c_log, go = f"{base}.cready", f"{base}.cres", f"{base}.clog", f"{base}.go"
-    saddr, caddr = data_addr(receiver), data_addr(sender)
+    link = data_link(pair)
+    saddr, caddr = link.addr(node_index(receiver)), link.addr(node_index(sender))
+    links = {n: _pair_links(cl, n, pair) for n in (sender, receiver)}
     server = [TOOL, "server", "--mode", mode, "--addr", saddr, "--peer", caddr, "--port", str(port),
-              "--expect-bytes", str(nbytes), "--ready-file", s_ready, "--result", s_res]
+              "--expect-bytes", str(nbytes), "--ready-file", s_ready, "--result", s_res,
+              *_pair_options(cl, receiver, pair)]
     client = [TOOL, "client", "--mode", mode, "--addr", saddr, "--port", str(port),
               "--bytes", str(nbytes), "--start-file", go, "--start-timeout", "600",
-              "--ready-file", c_ready, "--result", c_res]
+              "--ready-file", c_ready, "--result", c_res, *_pair_options(cl, sender, pair)]
     for node, files in ((receiver, (s_ready, s_res, s_log)), (sender, (c_ready, c_res, c_log, go))):
         cl.sh(node, "rm -f " + " ".join(files))
     cl.sh(receiver, f"nohup {shlex.join(server)} >{s_log} 2>&1 &")
@@ -108,5 +138,6 @@ def transfer(cl, mode: str, nbytes: int, sender: str = "node0", receiver: str = 
 
     verified = (sres.get("bytes") == nbytes and cres.get("bytes") == nbytes
                 and sres.get("crc32c") is not None and sres.get("crc32c") == cres.get("crc32c"))
-    return [_run_row(mode, "tx", sender, cres, counters[sender], cres["bytes"], verified),
-            _run_row(mode, "rx", receiver, sres, counters[receiver], sres["bytes"], verified)]
+    return [_run_row(mode, "tx", sender, cres, counters[sender], cres["bytes"], verified, links[sender]),
+            _run_row(mode, "rx", receiver, sres, counters[receiver], sres["bytes"], verified,
+                     links[receiver])]
