@@ -28,8 +28,6 @@ from dataclasses import dataclass
 
 from .errors import UsageError
 
-KINDS = ("nic", "gpu")
-
 
 @dataclass(frozen=True)
 class Device:
@@ -49,6 +47,8 @@ class Device:
 
 @dataclass(frozen=True)
 class Layout:
+    """A node's PCIe tree in QEMU: its ports, and where its devices go."""
+
     ports: tuple  # QEMU argv: the root, upstream and downstream ports
     nics: tuple  # Device per NIC, in index order
     gpus: tuple  # Device per GPU, in index order
