@@ -1,8 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "pcie/link.h"
 
-#include <cmath>
-
 namespace devmemsim::pcie
 {
 
@@ -98,26 +96,29 @@ double wire_bytes(const LinkParams &p, uint64_t tlp_bytes)
 	return static_cast<double>(tlp_bytes);
 }
 
-static Cost cost(const LinkParams &p, uint64_t n, uint64_t per_tlp, uint64_t payload)
+LinkTiming::LinkTiming(const LinkParams &p)
+    : p_(p), mps_shift_(log2u(p.mps)), mrrs_shift_(log2u(p.mrrs)),
+      cpl_shift_(log2u(p.rcb < p.mps ? p.rcb : p.mps)), framing_(framing_bytes(p.gen)),
+      flit_(p.gen >= 6), ps_per_byte_(1e12 / raw_bytes_per_second(p))
 {
-	uint64_t tlp_bytes = payload + n * (per_tlp + framing_bytes(p.gen));
-	return {n, static_cast<uint64_t>(std::llround(wire_bytes(p, tlp_bytes)))};
+	// The TLPs get 1 - share of the link: the rest is DLLPs and SKPs.
+	const double share = dllp_share(p);
+	dllp_per_byte_ = share / (1.0 - share);
 }
 
 Cost write_cost(const LinkParams &p, uint64_t addr, uint64_t len)
 {
-	return cost(p, split_count(addr, len, p.mps), mem_header_bytes(addr), len);
+	return LinkTiming(p).write(addr, len);
 }
 
 Cost read_request_cost(const LinkParams &p, uint64_t addr, uint64_t len)
 {
-	return cost(p, split_count(addr, len, p.mrrs), mem_header_bytes(addr), 0);
+	return LinkTiming(p).read_request(addr, len);
 }
 
 Cost completion_cost(const LinkParams &p, uint64_t addr, uint64_t len)
 {
-	unsigned cpl = p.rcb < p.mps ? p.rcb : p.mps;
-	return cost(p, split_count(addr, len, cpl), kCplHeaderBytes, len);
+	return LinkTiming(p).completion(addr, len);
 }
 
 double dllp_share(const LinkParams &p)
@@ -132,16 +133,12 @@ double dllp_share(const LinkParams &p)
 
 uint64_t dllp_bytes(const LinkParams &p, uint64_t wire)
 {
-	// The TLPs get 1 - share of the link: the rest is DLLPs and SKPs.
-	const double share = dllp_share(p);
-	return static_cast<uint64_t>(
-		std::llround(static_cast<double>(wire) * share / (1.0 - share)));
+	return LinkTiming(p).dllp_bytes(wire);
 }
 
 uint64_t serialize_ps(const LinkParams &p, uint64_t wire)
 {
-	return static_cast<uint64_t>(
-		std::llround(static_cast<double>(wire) * 1e12 / raw_bytes_per_second(p)));
+	return LinkTiming(p).serialize_ps(wire);
 }
 
 double effective_write_bandwidth(const LinkParams &p, uint64_t len)

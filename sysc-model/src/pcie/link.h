@@ -84,6 +84,51 @@ uint64_t dllp_bytes(const LinkParams &p, uint64_t wire_bytes);
 // Serialization time of wire bytes on the link, in picoseconds.
 uint64_t serialize_ps(const LinkParams &p, uint64_t wire_bytes);
 
+// One link's arithmetic with its constants worked out once: the fabric
+// costs every transaction on every link it crosses with it. Same results
+// as the functions above. p must pass check().
+class LinkTiming
+{
+public:
+	explicit LinkTiming(const LinkParams &p);
+	const LinkParams &params() const { return p_; }
+	Cost write(uint64_t addr, uint64_t len) const
+	{
+		return cost(pieces(addr, len, mps_shift_), mem_header_bytes(addr), len);
+	}
+	Cost read_request(uint64_t addr, uint64_t len) const
+	{
+		return cost(pieces(addr, len, mrrs_shift_), mem_header_bytes(addr), 0);
+	}
+	Cost completion(uint64_t addr, uint64_t len) const
+	{
+		return cost(pieces(addr, len, cpl_shift_), kCplHeaderBytes, len);
+	}
+	uint64_t dllp_bytes(uint64_t wire) const { return round_up_half(wire * dllp_per_byte_); }
+	uint64_t serialize_ps(uint64_t wire) const { return round_up_half(wire * ps_per_byte_); }
+
+private:
+	static uint64_t pieces(uint64_t addr, uint64_t len, unsigned shift)
+	{
+		return len ? ((addr + len - 1) >> shift) - (addr >> shift) + 1 : 0;
+	}
+	// Non-negative x to the nearest integer (llround without the call).
+	static uint64_t round_up_half(double x) { return static_cast<uint64_t>(x + 0.5); }
+	Cost cost(uint64_t n, uint64_t per_tlp, uint64_t payload) const
+	{
+		const uint64_t tlp_bytes = payload + n * (per_tlp + framing_);
+		// FLIT mode: 256 flit bytes per 236 TLP bytes, rounded to nearest.
+		return {n, flit_ ? (tlp_bytes * 128 + 59) / 118 : tlp_bytes};
+	}
+
+	LinkParams p_;
+	unsigned mps_shift_, mrrs_shift_, cpl_shift_;
+	unsigned framing_;
+	bool flit_;
+	double dllp_per_byte_; // DLLP and SKP link bytes per TLP wire byte
+	double ps_per_byte_;   // serialization time of one wire byte
+};
+
 // Payload bytes per second a stream of aligned len-byte writes reaches,
 // after TLP, framing and DLLP overhead.
 double effective_write_bandwidth(const LinkParams &p, uint64_t len);
