@@ -88,12 +88,12 @@ struct Key {
 	Setter set;
 };
 
-// A capacity in Gbit/s: 1 Gbit/s up to 100 Tbit/s.
-Key gbps_key(const char *path, const char *help, unsigned NodeConfig::*field)
+// A capacity in Gbit/s: `least` (1, or 0 for "no limit") up to 100 Tbit/s.
+Key gbps_key(const char *path, const char *help, unsigned NodeConfig::*field, int64_t least = 1)
 {
 	return {path, help,
-		[path, field](NodeConfig &c, const toml::node &n, const std::string &w) {
-			c.*field = static_cast<unsigned>(get_int(n, w, path, 1, 100000));
+		[path, field, least](NodeConfig &c, const toml::node &n, const std::string &w) {
+			c.*field = static_cast<unsigned>(get_int(n, w, path, least, 100000));
 		}};
 }
 
@@ -192,11 +192,13 @@ std::vector<Key> fabric_keys()
 {
 	return {
 		gbps_key("pcie.switch_gbps",
-			 "TLP bytes the switch forwards per direction, all ports together, "
-			 "Gbit/s (timed mode)",
-			 &NodeConfig::switch_gbps),
+			 "TLP bytes a switch's core forwards, all ports and both directions "
+			 "together, Gbit/s; 0: non-blocking, only its ports' links limit "
+			 "(timed mode)",
+			 &NodeConfig::switch_gbps, 0),
 		gbps_key("pcie.root_complex_gbps",
-			 "TLP bytes the root complex forwards per direction, Gbit/s (timed mode)",
+			 "TLP bytes the root complex moves to and from host memory per "
+			 "direction, Gbit/s (timed mode)",
 			 &NodeConfig::root_complex_gbps),
 		gbps_key("host.mem_bandwidth_gbps",
 			 "host memory bandwidth left to device DMA, Gbit/s (timed mode)",

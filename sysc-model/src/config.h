@@ -33,6 +33,7 @@ struct SocketConfig {
 	std::string name;
 	uint64_t mem_base = 0; // its host memory: from here to the next socket's base
 	unsigned mem_gbps = 0; // host-memory bandwidth left to device DMA
+	// what the root complex moves to and from host memory, per direction
 	unsigned root_complex_gbps = 0;
 };
 
@@ -46,7 +47,7 @@ struct SwitchConfig {
 	std::string name;
 	RootPort on;
 	pcie::LinkParams uplink; // switch <-> root port
-	unsigned gbps = 0;	 // what the switch forwards, all ports together
+	unsigned gbps = 0;	 // what its core forwards, all ports together; 0: no limit
 };
 
 struct DeviceConfig {
@@ -75,8 +76,9 @@ struct NodeConfig {
 	bool acs_redirect = false;	      // pcie.acs_redirect
 	unsigned hop_latency_ns = 150;	      // pcie.hop_latency_ns (timed mode)
 	// Capacities of the fabric's shared resources in Gbit/s (timed mode):
-	// pcie.switch_gbps, pcie.root_complex_gbps, host.mem_bandwidth_gbps.
-	unsigned switch_gbps = 1024;
+	// pcie.switch_gbps (0: non-blocking), pcie.root_complex_gbps,
+	// host.mem_bandwidth_gbps.
+	unsigned switch_gbps = 0;
 	unsigned root_complex_gbps = 1024;
 	unsigned host_mem_gbps = 1638;
 	// nic.parser, nic.parser_clock_mhz (the RTL parser's clock)

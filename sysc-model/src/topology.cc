@@ -232,7 +232,7 @@ void Builder::switches(const toml::array *a)
 			on = topo_.sockets[0].name + ".rp" + std::to_string(i);
 		s.on = root_port(e, on, s.name);
 		s.uplink = e.link(cfg_.link);
-		s.gbps = e.integer("gbps", cfg_.switch_gbps, 1, 100000);
+		s.gbps = e.integer("gbps", cfg_.switch_gbps, 0, 100000);
 		topo_.switches.push_back(s);
 	}
 }

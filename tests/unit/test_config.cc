@@ -164,7 +164,7 @@ TEST(FabricConfig, CapacitiesReadAndCheck)
 {
 	auto c = load_config("");
 	EXPECT_EQ(c.host_mem_gbps, 1638u);
-	EXPECT_EQ(c.switch_gbps, 1024u);
+	EXPECT_EQ(c.switch_gbps, 0u); // a non-blocking switch core
 	EXPECT_EQ(c.root_complex_gbps, 1024u);
 	TempToml f("[host]\nmem_bandwidth_gbps = 400\n[pcie]\nswitch_gbps = 512\n"
 		   "root_complex_gbps = 300\n");
@@ -181,6 +181,11 @@ TEST(FabricConfig, CapacitiesReadAndCheck)
 	TempToml bad("[host]\nmem_bandwidth_gbps = 0\n");
 	std::string e = error_of(bad.path());
 	EXPECT_EQ(e, bad.path() + ": host.mem_bandwidth_gbps: 0 is out of range [1, 100000]");
+	e = error_of("", {"pcie.root_complex_gbps=0"});
+	EXPECT_NE(e.find("pcie.root_complex_gbps: 0 is out of range [1, 100000]"),
+		  std::string::npos)
+		<< e;
+	EXPECT_EQ(load_config("", {"pcie.switch_gbps=0"}).switch_gbps, 0u);
 	e = error_of("", {"pcie.switch_gbps=fast"});
 	EXPECT_EQ(e.find('\n'), std::string::npos) << e;
 	EXPECT_NE(e.find("pcie.switch_gbps: expected an integer"), std::string::npos) << e;

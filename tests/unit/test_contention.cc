@@ -63,6 +63,11 @@ Harness &back_to_back()
 	static Harness h("back_to_back", timed(150));
 	return h;
 }
+Harness &small_reads()
+{
+	static Harness h("small_reads", timed(150));
+	return h;
+}
 Harness &slow_memory() // 100 Gbit/s of host memory: 12.5e9 B/s
 {
 	static Harness h("slow_memory", timed(0, 100));
@@ -141,6 +146,7 @@ protected:
 		busy();
 		with_latency();
 		back_to_back();
+		small_reads();
 		slow_memory();
 		acs_redirect();
 		huge();
@@ -199,6 +205,38 @@ TEST_F(Contention, BackToBackReadsOverlap)
 	const double one_s = first.to_seconds();
 	EXPECT_GT(one_s, 4 * 150e-9) << "four hops each way";
 	EXPECT_NEAR(second.to_seconds(), one_s + kRead / kCplBps, 0.02 * one_s);
+}
+
+// Small reads issued together, as a NIC reads a frame's payload pages:
+// from the GPU they turn at the switch, whose requests leave on the GPU's
+// port and completions on the NIC's, so the requests do not wait for the
+// completions before them. The reads are done one read's time plus the
+// others' completions on the NIC's link after they start, sooner than
+// from host memory (two hops instead of four each way). (Were the
+// switch's down direction one resource, each request would wait for the
+// read before it: one read per hop latency, 4x slower than from host.)
+TEST_F(Contention, SmallPeerReadsOverlapAsHostReadsDo)
+{
+	Harness &h = small_reads();
+	constexpr unsigned kReads = 32, kRead = 512;
+	std::vector<uint8_t> buf(kRead);
+	auto reads = [&h, &buf](uint64_t addr, sc_core::sc_time from) {
+		sc_core::sc_time first, last;
+		for (unsigned i = 0; i < kReads; i++) {
+			last = from;
+			EXPECT_TRUE(h.dma(h.nic, false, addr + i * kRead, buf, &last));
+			if (!i)
+				first = last;
+		}
+		return std::make_pair((first - from).to_seconds(), (last - from).to_seconds());
+	};
+	const auto [peer_one, peer_all] = reads(kGpuBar, sc_core::SC_ZERO_TIME);
+	const auto [host_one, host_all] = reads(kHost, sc_core::sc_time(1, sc_core::SC_MS));
+	EXPECT_GT(peer_one, 2 * 150e-9) << "two hops each way";
+	EXPECT_GT(host_one, 4 * 150e-9) << "four hops each way";
+	EXPECT_NEAR(peer_all, peer_one + (kReads - 1) * kRead / kCplBps, 0.02 * peer_one);
+	EXPECT_NEAR(host_all, host_one + (kReads - 1) * kRead / kCplBps, 0.02 * host_one);
+	EXPECT_LT(peer_all, host_all);
 }
 
 // With ACS redirect, peer-to-peer goes up to the root complex and back:
@@ -281,8 +319,15 @@ TEST_F(Contention, BusyTimeIsWireBytesOverBandwidth)
 	const double elapsed = (std::max(nic_host.at, gpu_host.at) - nic_host.from).to_seconds();
 	EXPECT_NEAR(c.uplink[0][kUp].busy_ps / 1e12 / elapsed, 1.0, 0.02);
 	EXPECT_NEAR(c.endpoint[kNic][kUp].busy_ps / 1e12 / elapsed, 0.5, 0.02);
-	EXPECT_EQ(c.switches[0].busy_ps,
-		  c.sockets[0].rc_busy_ps); // the same TLPs, the same capacity
+	// The switch forwarded both links' TLPs; its core, non-blocking, is
+	// no resource. The root complex moved the uplink's into host memory
+	// at 1024 Gbit/s (0.128 bytes per ps).
+	EXPECT_EQ(c.switches[0].wire_bytes,
+		  c.endpoint[kNic][kUp].wire_bytes + c.endpoint[kGpu][kUp].wire_bytes);
+	EXPECT_EQ(c.switches[0].tlps, c.uplink[0][kUp].tlps);
+	EXPECT_EQ(c.switches[0].busy_ps, 0u);
+	EXPECT_NEAR(c.sockets[0].rc_busy_ps, c.uplink[0][kUp].wire_bytes / 0.128,
+		    static_cast<double>(c.uplink[0][kUp].tlps));
 }
 
 // Functional mode: the same routing and counters, no delay and no queue.

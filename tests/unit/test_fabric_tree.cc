@@ -4,7 +4,9 @@
 // host memory per socket, and the IOMMU's cost on root-complex paths only.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <string>
 #include <unistd.h>
@@ -30,6 +32,8 @@ const sc_core::sc_time kRun(500, sc_core::SC_US);
 // Payload bandwidth of one direction of a Gen4 x16 link at MPS 256 with
 // 64-bit addresses (test_contention.cc derives it).
 const double kLinkBps = 16e9 * 16 * 128 / 130 / 8 * (1 - 16.0 / 168 - 4.0 / 1538) * 256 / 280;
+// The same for read completions: 64-byte RCB pieces, 12-byte headers.
+const double kCplBps = 16e9 * 16 * 128 / 130 / 8 * (1 - 16.0 / 168 - 4.0 / 1538) * 64 / (64 + 20);
 
 NodeConfig load(const std::string &text)
 {
@@ -144,6 +148,30 @@ Tree &pairs() // two NIC/GPU pairs under one switch, timed
 					  "[[topology.gpu]]\ncount = 2\n")));
 	return t;
 }
+Tree &eight_pairs() // under one switch, timed, no hop latency
+{
+	static Tree t("eight_pairs", timed(load("[[topology.switch]]\n[[topology.nic]]\ncount = 8\n"
+						"[[topology.gpu]]\ncount = 8\n")));
+	return t;
+}
+Tree &core_400() // two pairs under a switch whose core forwards 400 Gbit/s
+{
+	static Tree t("core_400",
+		      timed(load("[[topology.switch]]\ngbps = 400\n[[topology.nic]]\ncount = 2\n"
+				 "[[topology.gpu]]\ncount = 2\n")));
+	return t;
+}
+// One pair, 150 ns hops; the switch's core non-blocking or limited.
+Tree &peer_reads(unsigned core_gbps)
+{
+	auto cfg = [](unsigned gbps) {
+		NodeConfig c = timed(NodeConfig{}, 150);
+		c.switch_gbps = gbps;
+		return c;
+	};
+	static Tree open("peer_reads_open", cfg(0)), limited("peer_reads_1024", cfg(1024));
+	return core_gbps ? limited : open;
+}
 Tree &iommu(bool on)
 {
 	auto cfg = [on] {
@@ -159,6 +187,37 @@ Tree &iommu(bool on)
 	return on ? with : without;
 }
 
+// A DMA engine on a port that starts its next burst when the last is done.
+struct Stream {
+	unsigned port;
+	uint64_t addr;
+	bool write = true;
+};
+
+// Each stream's payload rate over kRun, run as SystemC would (the stream
+// whose next burst starts first goes next), from where the tree's last
+// run left off.
+std::vector<double> rates(Tree &t, const std::vector<Stream> &streams)
+{
+	static std::map<const Tree *, sc_core::sc_time> idle;
+	const sc_core::sc_time from = idle[&t];
+	std::vector<sc_core::sc_time> at(streams.size(), from);
+	std::vector<double> bytes(streams.size());
+	for (;;) {
+		const size_t i = std::min_element(at.begin(), at.end()) - at.begin();
+		if (at[i] >= from + kRun)
+			break;
+		EXPECT_TRUE(
+			t.dma(streams[i].port, streams[i].write, streams[i].addr, kBurst, at[i]));
+		bytes[i] += kBurst;
+	}
+	std::vector<double> r;
+	for (size_t i = 0; i < streams.size(); i++)
+		r.push_back(bytes[i] / (at[i] - from).to_seconds());
+	idle[&t] = *std::max_element(at.begin(), at.end()) + sc_core::sc_time(10, sc_core::SC_US);
+	return r;
+}
+
 class FabricTree : public ::testing::Test
 {
 protected:
@@ -172,6 +231,10 @@ protected:
 		default_tree();
 		iommu(true);
 		iommu(false);
+		eight_pairs();
+		core_400();
+		peer_reads(0);
+		peer_reads(1024);
 		sc_core::sc_start(sc_core::SC_ZERO_TIME);
 	}
 	void SetUp() override
@@ -257,30 +320,92 @@ TEST_F(FabricTree, PairsShareTheSwitchUplinkOnlyForHostTraffic)
 {
 	Tree &t = pairs();
 	Fabric &f = t.fabric;
-	auto run = [&t](std::vector<std::pair<unsigned, uint64_t>> flows) {
-		static sc_core::sc_time from = sc_core::SC_ZERO_TIME;
-		std::vector<sc_core::sc_time> at(flows.size(), from);
-		std::vector<double> bytes(flows.size());
-		for (;;) {
-			size_t i = std::min_element(at.begin(), at.end()) - at.begin();
-			if (at[i] >= from + kRun)
-				break;
-			EXPECT_TRUE(t.dma(flows[i].first, true, flows[i].second, kBurst, at[i]));
-			bytes[i] += kBurst;
-		}
-		std::vector<double> rates;
-		for (size_t i = 0; i < flows.size(); i++)
-			rates.push_back(bytes[i] / (at[i] - from).to_seconds());
-		from = *std::max_element(at.begin(), at.end()) +
-		       sc_core::sc_time(10, sc_core::SC_US);
-		return rates;
-	};
-	auto devmem = run({{f.nic_port(0), kBar0}, {f.nic_port(1), kBar0 + kBarSize}});
-	for (double r : devmem)
+	for (double r : rates(t, {{f.nic_port(0), kBar0}, {f.nic_port(1), kBar0 + kBarSize}}))
 		EXPECT_NEAR(r, kLinkBps, 0.01 * kLinkBps);
-	auto bounce = run({{f.nic_port(0), 1ull << 32}, {f.nic_port(1), (1ull << 32) + kBurst}});
-	for (double r : bounce)
+	for (double r :
+	     rates(t, {{f.nic_port(0), 1ull << 32}, {f.nic_port(1), (1ull << 32) + kBurst}}))
 		EXPECT_NEAR(r, kLinkBps / 2, 0.03 * kLinkBps / 2);
+}
+
+// A switch is a crossbar: each port sends on its own link. Eight pairs
+// writing peer to peer each get their GPU link's whole rate, and reading,
+// their NIC link's, though together they move far more than any one link
+// (or a switch with one resource per direction at 1024 Gbit/s) could.
+TEST_F(FabricTree, PeerFlowsThroughTheirOwnPortsEachGetTheirLink)
+{
+	Tree &t = eight_pairs();
+	Fabric &f = t.fabric;
+	std::vector<Stream> writes, reads;
+	for (unsigned i = 0; i < 8; i++) {
+		writes.push_back({f.nic_port(i), kBar0 + i * kBarSize});
+		reads.push_back({f.nic_port(i), kBar0 + i * kBarSize, false});
+	}
+	for (double r : rates(t, writes))
+		EXPECT_NEAR(r, kLinkBps, 0.01 * kLinkBps);
+	for (double r : rates(t, reads))
+		EXPECT_NEAR(r, kCplBps, 0.01 * kCplBps);
+	EXPECT_EQ(f.counters().uplink[0][kUp].tlps, 0u);
+}
+
+// Two NICs writing into one GPU share that GPU's port: half its link each.
+TEST_F(FabricTree, PeerFlowsIntoOnePortShareIt)
+{
+	Tree &t = eight_pairs();
+	Fabric &f = t.fabric;
+	for (double r : rates(t, {{f.nic_port(0), kBar0}, {f.nic_port(1), kBar0 + kBurst}}))
+		EXPECT_NEAR(r, kLinkBps / 2, 0.03 * kLinkBps / 2);
+}
+
+// A switch core limited to 400 Gbit/s (50e9 bytes/s of TLPs, any port to
+// any port) caps two pairs that together would move more: writes at 280
+// wire bytes per 256 of payload, reads at 84 per 64 of completions plus a
+// 24-byte request per 512. The core is busy the whole run.
+TEST_F(FabricTree, SwitchCoreLimitCapsTheSum)
+{
+	Tree &t = core_400();
+	Fabric &f = t.fabric;
+	constexpr double kCoreBps = 400e9 / 8;
+	const double write_bps = kCoreBps * 256 / 280,
+		     read_bps = kCoreBps / (84.0 / 64 + 24.0 / 512);
+	ASSERT_LT(write_bps / 2, kLinkBps);
+	ASSERT_LT(read_bps / 2, kCplBps);
+	std::vector<Stream> writes = {{f.nic_port(0), kBar0}, {f.nic_port(1), kBar0 + kBarSize}};
+	f.reset_counters();
+	for (double r : rates(t, writes))
+		EXPECT_NEAR(r, write_bps / 2, 0.03 * write_bps / 2);
+	const SwitchCounters &c = f.counters().switches[0];
+	EXPECT_EQ(c.busy_ps, static_cast<uint64_t>(c.wire_bytes / (kCoreBps / 1e12) + 0.5));
+	EXPECT_NEAR(c.busy_ps / 1e12 / kRun.to_seconds(), 1.0, 0.03);
+	std::vector<Stream> reads = {{f.nic_port(0), kBar0, false},
+				     {f.nic_port(1), kBar0 + kBarSize, false}};
+	for (double r : rates(t, reads))
+		EXPECT_NEAR(r, read_bps / 2, 0.03 * read_bps / 2);
+}
+
+// Small reads issued together from a GPU's memory overlap: the requests
+// leave the switch on the GPU's port, the completions on the NIC's, and a
+// limited core books each by time, so the requests never wait for the
+// completions booked a round trip ahead. The last is done the others'
+// completions on the NIC link after the first, whether the core is
+// non-blocking or limited to 1024 Gbit/s (far from full here).
+TEST_F(FabricTree, PeerReadRequestsDoNotWaitForCompletions)
+{
+	constexpr unsigned kReads = 32, kRead = 512;
+	for (unsigned core : {0u, 1024u}) {
+		Tree &t = peer_reads(core);
+		sc_core::sc_time first, last;
+		for (unsigned i = 0; i < kReads; i++) {
+			last = sc_core::SC_ZERO_TIME;
+			ASSERT_TRUE(
+				t.dma(t.fabric.nic_port(0), false, kBar0 + i * kRead, kRead, last));
+			if (!i)
+				first = last;
+		}
+		const double one_s = first.to_seconds();
+		EXPECT_GT(one_s, 2 * 150e-9) << "two hops each way";
+		EXPECT_NEAR(last.to_seconds(), one_s + (kReads - 1) * kRead / kCplBps, 0.03 * one_s)
+			<< "core " << core << " Gbit/s";
+	}
 }
 
 // The IOMMU translates what crosses a root complex, once per transaction;

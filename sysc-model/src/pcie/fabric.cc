@@ -10,22 +10,16 @@ namespace devmemsim::pcie
 namespace
 {
 
-// Simulated time in ps. The kernel's time resolution is 1 ps (SystemC's
-// default, which nothing changes) or finer.
-uint64_t ps_of(const sc_core::sc_time &t)
+// The time one byte takes at gbps Gbit/s, in ps (1e12 / (gbps * 1e9 / 8));
+// 0 for no limit.
+double ps_per_byte(unsigned gbps)
 {
-	return t.value() / sc_core::sc_time(1, sc_core::SC_PS).value();
+	return gbps ? 8000.0 / gbps : 0.0;
 }
 
-// Gbit/s to bytes per picosecond: * 1e9 / 8 / 1e12.
-double bpps(unsigned gbps)
+uint64_t ps_for(uint64_t bytes, double ps_per_byte)
 {
-	return gbps / 8000.0;
-}
-
-uint64_t ps_for(uint64_t bytes, double bytes_per_ps)
-{
-	return static_cast<uint64_t>(std::llround(static_cast<double>(bytes) / bytes_per_ps));
+	return static_cast<uint64_t>(static_cast<double>(bytes) * ps_per_byte + 0.5);
 }
 
 void put_dir(std::ostream &o, const std::string &name, const LinkCounters &c)
@@ -47,13 +41,16 @@ void put_link(std::ostream &o, const std::string &name, const LinkParams &p,
 
 } // namespace
 
+// Simulated time in the fabric is in ps: the kernel's time resolution is
+// 1 ps (SystemC's default, which nothing changes) or finer.
 Fabric::Fabric(sc_core::sc_module_name name, const NodeConfig &cfg)
     : sc_core::sc_module(name), dma("dma"), topo_(topology_of(cfg)), link_(cfg.link),
-      acs_redirect_(cfg.acs_redirect), timed_(cfg.mode == Mode::Timed), iommu_(cfg.iommu),
-      hop_latency_ps_(uint64_t{cfg.hop_latency_ns} * 1000),
+      target_link_(cfg.link), acs_redirect_(cfg.acs_redirect), timed_(cfg.mode == Mode::Timed),
+      iommu_(cfg.iommu), hop_latency_ps_(uint64_t{cfg.hop_latency_ns} * 1000),
       iommu_ps_(uint64_t{cfg.iommu_ns} * 1000),
       inter_socket_ps_(uint64_t{topo_.inter_socket_latency_ns} * 1000),
-      inter_socket_bpps_(bpps(topo_.inter_socket_gbps)), mode_(mode_name(cfg.mode))
+      ticks_per_ps_(sc_core::sc_time(1, sc_core::SC_PS).value()),
+      inter_socket_ps_per_byte_(ps_per_byte(topo_.inter_socket_gbps)), mode_(mode_name(cfg.mode))
 {
 	for (const auto *kind : {&topo_.nics, &topo_.gpus})
 		for (const DeviceConfig &d : *kind) {
@@ -61,21 +58,21 @@ Fabric::Fabric(sc_core::sc_module_name name, const NodeConfig &cfg)
 							? topo_.switches[d.on_switch].on.socket
 							: d.port.socket;
 			attach_.push_back({d.on_switch, socket});
-			endpoint_link_.push_back(d.link);
+			endpoint_link_.emplace_back(d.link);
 		}
 	for (const SwitchConfig &s : topo_.switches) {
-		uplink_link_.push_back(s.uplink);
-		switch_bpps_.push_back(bpps(s.gbps));
+		uplink_link_.emplace_back(s.uplink);
+		switch_ps_per_byte_.push_back(ps_per_byte(s.gbps));
 	}
 	for (const SocketConfig &s : topo_.sockets) {
-		rc_bpps_.push_back(bpps(s.root_complex_gbps));
-		host_mem_bpps_.push_back(bpps(s.mem_gbps));
+		rc_ps_per_byte_.push_back(ps_per_byte(s.root_complex_gbps));
+		host_mem_ps_per_byte_.push_back(ps_per_byte(s.mem_gbps));
 	}
 	endpoint_free_.resize(ports());
 	uplink_free_.resize(topo_.switches.size());
-	switch_free_.resize(topo_.switches.size());
 	rc_free_.resize(topo_.sockets.size());
 	host_mem_free_.resize(topo_.sockets.size());
+	switch_core_.resize(topo_.switches.size());
 	win_.resize(ports());
 	bus_master_.assign(ports(), true);
 	bar_mem.init(ports());
@@ -176,17 +173,17 @@ void Fabric::count_p2p(const Route &r, uint64_t len)
 void Fabric::add_link(Path &path, const Hop &h, Tlps kind, uint64_t addr, uint64_t len)
 {
 	const bool endpoint = h.kind == Res::Endpoint;
-	const LinkParams &p = endpoint ? endpoint_link_[h.index] : uplink_link_[h.index];
+	const LinkTiming &t = endpoint ? endpoint_link_[h.index] : uplink_link_[h.index];
 	auto &counters = endpoint ? c_.endpoint[h.index] : c_.uplink[h.index];
 	auto &free = endpoint ? endpoint_free_[h.index] : uplink_free_[h.index];
 	const Dir d = kind != Tlps::Completion ? h.toward : (h.toward == kUp ? kDown : kUp);
-	const Cost c = kind == Tlps::Write	  ? write_cost(p, addr, len)
-		       : kind == Tlps::Completion ? completion_cost(p, addr, len)
-						  : read_request_cost(p, addr, len);
-	const uint64_t dllp = dllp_bytes(p, c.wire_bytes);
-	const uint64_t ps = serialize_ps(p, c.wire_bytes + dllp);
+	const Cost c = kind == Tlps::Write	  ? t.write(addr, len)
+		       : kind == Tlps::Completion ? t.completion(addr, len)
+						  : t.read_request(addr, len);
+	const uint64_t dllp = t.dllp_bytes(c.wire_bytes);
+	const uint64_t ps = t.serialize_ps(c.wire_bytes + dllp);
 	counters[d].add(c.tlps, kind == Tlps::ReadRequest ? 0 : len, c.wire_bytes, dllp, ps);
-	path.stage[path.n++] = {&free[d], ps, ps / c.tlps, 0};
+	path.add(&free[d], nullptr, ps, ps / c.tlps);
 	path.last = c;
 }
 
@@ -195,59 +192,59 @@ void Fabric::add_link(Path &path, const Hop &h, Tlps kind, uint64_t addr, uint64
 void Fabric::add_inter_socket(Path &path, const Hop &h, Tlps kind, uint64_t len)
 {
 	const unsigned d = kind != Tlps::Completion ? h.toward : 1 - h.toward;
-	const uint64_t ps = ps_for(path.last.wire_bytes, inter_socket_bpps_);
+	const uint64_t ps = ps_for(path.last.wire_bytes, inter_socket_ps_per_byte_);
 	c_.inter_socket[d].add(path.last.tlps, kind == Tlps::ReadRequest ? 0 : len,
 			       path.last.wire_bytes, 0, ps);
-	path.stage[path.n++] = {&inter_socket_free_[d], ps, ps / path.last.tlps, inter_socket_ps_};
+	path.latency_ps += inter_socket_ps_;
+	path.add(&inter_socket_free_[d], nullptr, ps, ps / path.last.tlps);
 }
 
-// The direction a switch or root complex (hop i) forwards TLPs of this
-// kind in: that of the link they leave on. Requests and writes leave
-// toward the target (hop i + 1; past the last hop: host memory), read
-// completions back toward the requester (hop i - 1, crossed the other
-// way). Host memory is up, and so is the inter-socket link on the way to
-// the other socket's memory; on the way to a device (a peer, or
-// completions going back) it is down.
-Dir Fabric::forward_dir(const Route &r, unsigned i, Tlps kind)
+// A switch forwards the TLPs the link before it carried to the port they
+// leave on, after its forwarding latency; that port's link is their
+// egress. Its core is a resource of its own only when it has a limit.
+void Fabric::add_switch(Path &path, unsigned sw)
 {
-	const bool back = kind == Tlps::Completion;
-	const unsigned next = back ? i - 1 : i + 1;
-	if (next >= r.n)
-		return kUp;
-	const bool to_memory = r.hop[r.n - 1].kind == Res::RootComplex;
-	if (r.hop[next].kind == Res::InterSocket)
-		return !back && to_memory ? kUp : kDown;
-	const Dir d = r.hop[next].toward;
-	return back ? (d == kUp ? kDown : kUp) : d;
+	SwitchCounters &c = c_.switches[sw];
+	c.tlps += path.last.tlps;
+	c.wire_bytes += path.last.wire_bytes;
+	path.latency_ps += hop_latency_ps_;
+	if (!switch_ps_per_byte_[sw])
+		return;
+	const uint64_t ps = ps_for(path.last.wire_bytes, switch_ps_per_byte_[sw]);
+	c.busy_ps += ps;
+	path.add(nullptr, &switch_core_[sw], ps, ps / path.last.tlps);
 }
 
-// A switch or a root complex forwards the TLPs the link before it
-// carried, in direction `out`, after its forwarding latency; the first
-// root complex of a transaction also translates its address when the
-// IOMMU is on.
-void Fabric::add_forward(Path &path, const Hop &h, Dir out)
+// A root complex forwards the TLPs the link before it carried, after its
+// forwarding latency; the first one on a transaction's way also
+// translates its address when the IOMMU is on. Into and out of host
+// memory they take its path to memory (to_memory: this root complex is
+// the memory's, the route's last hop), up toward memory for writes and
+// read requests, down for the completions. Between ports (a peer, the
+// other socket) the port they leave on is their egress.
+void Fabric::add_root_complex(Path &path, unsigned socket, bool to_memory, Tlps kind)
 {
-	const bool rc = h.kind == Res::RootComplex;
-	const uint64_t ps =
-		ps_for(path.last.wire_bytes, rc ? rc_bpps_[h.index] : switch_bpps_[h.index]);
-	(rc ? c_.sockets[h.index].rc_busy_ps : c_.switches[h.index].busy_ps) += ps;
-	uint64_t latency = hop_latency_ps_;
-	if (rc && iommu_ && !path.translated) {
+	path.latency_ps += hop_latency_ps_;
+	if (iommu_ && !path.translated) {
 		path.translated = true;
 		c_.iommu_translations++;
-		latency += iommu_ps_;
+		path.latency_ps += iommu_ps_;
 	}
-	path.stage[path.n++] = {rc ? &rc_free_[h.index][out] : &switch_free_[h.index][out], ps,
-				ps / path.last.tlps, latency};
+	if (!to_memory)
+		return;
+	const uint64_t ps = ps_for(path.last.wire_bytes, rc_ps_per_byte_[socket]);
+	c_.sockets[socket].rc_busy_ps += ps;
+	const Dir d = kind == Tlps::Completion ? kDown : kUp;
+	path.add(&rc_free_[socket][d], nullptr, ps, ps / path.last.tlps);
 }
 
 // Host memory moves the payload, a request's (or a write TLP's) worth at
 // a time.
 void Fabric::add_memory(Path &path, unsigned socket, uint64_t len)
 {
-	const uint64_t ps = ps_for(len, host_mem_bpps_[socket]);
+	const uint64_t ps = ps_for(len, host_mem_ps_per_byte_[socket]);
 	c_.sockets[socket].host_mem_busy_ps += ps;
-	path.stage[path.n++] = {&host_mem_free_[socket], ps, ps / path.last.tlps, 0};
+	path.add(&host_mem_free_[socket], nullptr, ps, ps / path.last.tlps);
 }
 
 void Fabric::add_hop(Path &path, const Route &r, unsigned i, Tlps kind, uint64_t addr, uint64_t len)
@@ -262,8 +259,11 @@ void Fabric::add_hop(Path &path, const Route &r, unsigned i, Tlps kind, uint64_t
 		add_inter_socket(path, h, kind, len);
 		break;
 	case Res::Switch:
+		add_switch(path, h.index);
+		break;
 	case Res::RootComplex:
-		add_forward(path, h, forward_dir(r, i, kind));
+		// Only a route to host memory ends at a root complex.
+		add_root_complex(path, h.index, i + 1 == r.n, kind);
 		break;
 	}
 }
@@ -283,7 +283,7 @@ Fabric::Path Fabric::path(const Route &r, bool is_write, int mem_socket, uint64_
 		return p;
 	// The target's end sends completions: a switch or root complex next
 	// to it forwards those, not the requests that came in.
-	p.last = completion_cost(link_, addr, len);
+	p.last = target_link_.completion(addr, len);
 	for (unsigned i = r.n; i-- > 0;)
 		add_hop(p, r, i, Tlps::Completion, addr, len);
 	return p;
@@ -301,14 +301,76 @@ uint64_t Fabric::reserve(const Path &path, uint64_t start_ps)
 		const Stage &s = path.stage[i];
 		const uint64_t first_in = prev_start + prev_unit + s.latency_ps;
 		const uint64_t last_in = prev_end + s.latency_ps;
-		const uint64_t start = std::max(*s.free_ps, first_in);
-		const uint64_t end = std::max(start + s.total_ps, last_in + s.unit_ps);
-		*s.free_ps = start + s.total_ps;
+		uint64_t start, busy_to;
+		if (s.calendar) {
+			const Calendar::Booking b = s.calendar->book(first_in, s.total_ps);
+			start = b.start_ps;
+			busy_to = b.end_ps;
+		} else {
+			start = std::max(*s.free_ps, first_in);
+			busy_to = start + s.total_ps;
+			*s.free_ps = busy_to;
+		}
 		prev_start = start;
-		prev_end = end;
+		prev_end = std::max(busy_to, last_in + s.unit_ps);
 		prev_unit = s.unit_ps;
 	}
 	return prev_end;
+}
+
+Fabric::Calendar::Booking Fabric::Calendar::book(uint64_t at_ps, uint64_t work_ps)
+{
+	uint64_t slot = at_ps >> kShift;
+	if (slot < first_ || !work_ps)
+		return {at_ps, at_ps + work_ps};
+	if (slot >= first_ + kSlots)
+		advance(slot - kSlots / 2);
+	if (slot >= full_from_ && slot < full_to_)
+		slot = full_to_;
+	const uint64_t from = slot;
+	uint64_t start = 0, end = 0, left = work_ps;
+	for (; left && slot < first_ + kSlots; slot++) {
+		uint32_t &u = used(slot);
+		if (u == kSlotPs)
+			continue;
+		const uint64_t base = slot << kShift;
+		if (left == work_ps)
+			start = std::max(at_ps, base + u);
+		const uint64_t take = std::min<uint64_t>(left, kSlotPs - u);
+		u += static_cast<uint32_t>(take);
+		left -= take;
+		end = base + u;
+	}
+	note_full(from);
+	if (left == work_ps)
+		start = end = std::max(at_ps, slot << kShift);
+	return {start, std::max(start + work_ps, end + left)};
+}
+
+// Forget the slots before `first`: their entries hold the slots as far
+// ahead, and those start empty.
+void Fabric::Calendar::advance(uint64_t first)
+{
+	for (uint64_t s = first_; s < first && s < first_ + kSlots; s++)
+		used(s) = 0;
+	first_ = first;
+	full_from_ = std::max(full_from_, first_);
+	full_to_ = std::max(full_to_, full_from_);
+}
+
+// A booking from slot `from` on: if it began in (or right after) the run
+// of full slots, or its first slot is full now, the run from there grows
+// over every full slot after it. Bookings that find the core saturated
+// then skip the run in one step.
+void Fabric::Calendar::note_full(uint64_t from)
+{
+	if (from < full_from_ || from > full_to_) {
+		if (used(from) != kSlotPs)
+			return;
+		full_from_ = full_to_ = from;
+	}
+	while (full_to_ < first_ + kSlots && used(full_to_) == kSlotPs)
+		full_to_++;
 }
 
 void Fabric::b_transport(int port, tlm::tlm_generic_payload &gp, sc_core::sc_time &delay)
@@ -342,9 +404,10 @@ void Fabric::b_transport(int port, tlm::tlm_generic_payload &gp, sc_core::sc_tim
 	if (timed_) {
 		// delay is the requester's time offset (TLM loosely timed): the
 		// transfer starts then and delay becomes the time it is done.
-		const uint64_t now = ps_of(sc_core::sc_time_stamp());
-		const uint64_t done = reserve(route_path, now + ps_of(delay));
-		delay = sc_core::sc_time(static_cast<double>(done - now), sc_core::SC_PS);
+		const uint64_t now = sc_core::sc_time_stamp().value();
+		const uint64_t start = (now + delay.value()) / ticks_per_ps_;
+		const uint64_t done = reserve(route_path, start) * ticks_per_ps_;
+		delay = sc_core::sc_time::from_value(std::max(done, now) - now);
 	}
 
 	if (target >= 0) {
@@ -383,10 +446,7 @@ std::string Fabric::stats_json() const
 	o << "}, ";
 	put_totals(o);
 	o << ", \"switches\": {";
-	for (unsigned s = 0; s < topo_.switches.size(); s++)
-		o << (s ? ", " : "") << "\"" << topo_.switches[s].name
-		  << "\": {\"p2p_bytes\": " << c_.switches[s].p2p_bytes
-		  << ", \"busy_ns\": " << c_.switches[s].busy_ps / 1000 << "}";
+	put_switches(o);
 	o << "}, \"sockets\": {";
 	for (unsigned s = 0; s < topo_.sockets.size(); s++) {
 		o << (s ? ", " : "") << "\"" << topo_.sockets[s].name << "\": {";
@@ -405,11 +465,12 @@ void Fabric::put_links(std::ostream &o) const
 	const char *sep = "";
 	for (unsigned p = 0; p < ports(); p++, sep = ", ") {
 		o << sep;
-		put_link(o, link_name(Res::Endpoint, p), endpoint_link_[p], c_.endpoint[p]);
+		put_link(o, link_name(Res::Endpoint, p), endpoint_link_[p].params(),
+			 c_.endpoint[p]);
 	}
 	for (unsigned s = 0; s < topo_.switches.size(); s++) {
 		o << ", ";
-		put_link(o, link_name(Res::Uplink, s), uplink_link_[s], c_.uplink[s]);
+		put_link(o, link_name(Res::Uplink, s), uplink_link_[s].params(), c_.uplink[s]);
 	}
 	if (topo_.sockets.size() < 2)
 		return;
@@ -419,6 +480,18 @@ void Fabric::put_links(std::ostream &o) const
 	o << ", ";
 	put_dir(o, "from_" + topo_.sockets[1].name, c_.inter_socket[1]);
 	o << "}";
+}
+
+// Each switch: its counters and its core's limit (0: non-blocking).
+void Fabric::put_switches(std::ostream &o) const
+{
+	for (unsigned s = 0; s < topo_.switches.size(); s++) {
+		const SwitchCounters &c = c_.switches[s];
+		o << (s ? ", " : "") << "\"" << topo_.switches[s].name
+		  << "\": {\"p2p_bytes\": " << c.p2p_bytes << ", \"busy_ns\": " << c.busy_ps / 1000
+		  << ", \"tlps\": " << c.tlps << ", \"wire_bytes\": " << c.wire_bytes
+		  << ", \"gbps\": " << topo_.switches[s].gbps << "}";
+	}
 }
 
 // "root_complex" and "host_memory" of one socket.
@@ -436,8 +509,12 @@ void Fabric::put_socket(std::ostream &o, const SocketCounters &s)
 void Fabric::put_totals(std::ostream &o) const
 {
 	SwitchCounters sw;
-	for (const SwitchCounters &s : c_.switches)
-		sw.p2p_bytes += s.p2p_bytes, sw.busy_ps += s.busy_ps;
+	for (const SwitchCounters &s : c_.switches) {
+		sw.p2p_bytes += s.p2p_bytes;
+		sw.tlps += s.tlps;
+		sw.wire_bytes += s.wire_bytes;
+		sw.busy_ps += s.busy_ps;
+	}
 	SocketCounters sum;
 	for (const SocketCounters &s : c_.sockets) {
 		sum.host_write_bytes += s.host_write_bytes;
@@ -447,7 +524,8 @@ void Fabric::put_totals(std::ostream &o) const
 		sum.host_mem_busy_ps += s.host_mem_busy_ps;
 	}
 	o << "\"switch\": {\"p2p_bytes\": " << sw.p2p_bytes
-	  << ", \"busy_ns\": " << sw.busy_ps / 1000 << "}, ";
+	  << ", \"busy_ns\": " << sw.busy_ps / 1000 << ", \"tlps\": " << sw.tlps
+	  << ", \"wire_bytes\": " << sw.wire_bytes << "}, ";
 	put_socket(o, sum);
 }
 

@@ -21,12 +21,18 @@
 // memory by the owning endpoint's target.
 //
 // Timed mode is approximately timed (docs/architecture.md, "Timed
-// fabric"): every link direction, each direction of every switch and every
-// root complex, every socket's host memory and each direction of the
-// inter-socket link are resources with a time they are next free. A transaction's TLPs reserve
-// the resources on their path in order, pipelined (a stage starts when
-// its first TLP has arrived and the resource is free), so flows that share
-// a resource share its bandwidth and a saturated one delays everything
+// fabric"). Switches and root complexes are crossbars: each port sends on
+// its own link, so what competes is each link direction (a port's egress
+// is the direction of its link that leaves the switch or root complex),
+// every socket's host memory and the path a root complex has to it (one
+// per direction), each direction of the inter-socket link, and a switch's
+// core when pcie.switch_gbps gives it a limit (else it is non-blocking).
+// Each is a resource with the time it is next free; a switch's core,
+// booked now by a read's requests and a round trip later by its
+// completions, keeps a calendar instead. A transaction's TLPs reserve the
+// resources on their path in order, pipelined (a stage starts when its
+// first TLP has arrived and the resource is free), so flows that share a
+// resource share its bandwidth and a saturated one delays everything
 // behind it. The work per transaction is a constant: one reservation per
 // resource on the path, whatever its length.
 #pragma once
@@ -58,15 +64,17 @@ using HostDma = std::function<bool(unsigned requester, uint64_t addr, void *buf,
 				   bool is_write)>;
 
 struct SwitchCounters {
-	uint64_t p2p_bytes = 0; // payload turned around here
-	uint64_t busy_ps = 0;	// time spent forwarding TLPs
+	uint64_t p2p_bytes = 0;	 // payload turned around here
+	uint64_t tlps = 0;	 // TLPs forwarded, any port to any port
+	uint64_t wire_bytes = 0; // their bytes
+	uint64_t busy_ps = 0;	 // the core's time on them (0: non-blocking)
 };
 
 struct SocketCounters {
 	uint64_t host_write_bytes = 0; // device -> this socket's host memory
 	uint64_t host_read_bytes = 0;  // this socket's host memory -> device
 	uint64_t p2p_bytes = 0;	       // P2P through this root complex
-	uint64_t rc_busy_ps = 0;
+	uint64_t rc_busy_ps = 0;       // its path to host memory, both directions
 	uint64_t host_mem_busy_ps = 0; // host memory moving device traffic
 };
 
@@ -116,11 +124,40 @@ public:
 
 private:
 	enum class Tlps { Write, ReadRequest, Completion };
+	// A switch core's capacity, booked by time slot. A read books it for
+	// its requests now and for its completions a round trip later; with
+	// one "next free" time the next read's requests would wait for those
+	// completions. Here a transfer waits only for slots already full. Work
+	// within a slot is taken to run from the slot's start. It holds
+	// kSlots slots, from half of them behind the latest booking on; a
+	// booking older than that waits for nothing, and what a booking has
+	// beyond the slots held is served at the core's rate unbooked.
+	class Calendar
+	{
+	public:
+		struct Booking {
+			uint64_t start_ps, end_ps;
+		};
+		Booking book(uint64_t at_ps, uint64_t work_ps);
+
+	private:
+		static constexpr unsigned kShift = 16; // 65.536 ns slots
+		static constexpr uint64_t kSlotPs = uint64_t{1} << kShift;
+		static constexpr uint64_t kSlots = 2048; // 134 µs
+		uint32_t &used(uint64_t slot) { return used_[slot & (kSlots - 1)]; }
+		void advance(uint64_t first);
+		void note_full(uint64_t from);
+		std::vector<uint32_t> used_ = std::vector<uint32_t>(kSlots); // ps booked
+		uint64_t first_ = 0;					     // the oldest slot held
+		uint64_t full_from_ = 0, full_to_ = 0;			     // a run of full slots
+	};
 	// One resource's share of a transaction: the time it is busy with all
 	// of the transaction's TLPs, with one of them, and the latency before
-	// the first arrives. free_ps: when the resource is next free (ps).
+	// the first arrives. The resource: free_ps, when it is next free (ps),
+	// or a calendar.
 	struct Stage {
 		uint64_t *free_ps;
+		Calendar *calendar;
 		uint64_t total_ps, unit_ps, latency_ps;
 	};
 	// Most stages a path has: a read crosses nine resources each way,
@@ -130,7 +167,13 @@ private:
 		std::array<Stage, kMaxStages> stage;
 		unsigned n = 0;
 		Cost last{0, 0};	 // the TLPs of the last link stage added
+		uint64_t latency_ps = 0; // forwarding latency for the next stage
 		bool translated = false; // the IOMMU has seen the transaction
+		void add(uint64_t *free, Calendar *cal, uint64_t total_ps, uint64_t unit_ps)
+		{
+			stage[n++] = {free, cal, total_ps, unit_ps, latency_ps};
+			latency_ps = 0;
+		}
 	};
 	// A hop of a route: a link (crossed toward the target in direction
 	// `toward`, with completions coming back the other way) or a switch
@@ -173,8 +216,8 @@ private:
 		     uint64_t len);
 	void add_link(Path &path, const Hop &h, Tlps kind, uint64_t addr, uint64_t len);
 	void add_inter_socket(Path &path, const Hop &h, Tlps kind, uint64_t len);
-	void add_forward(Path &path, const Hop &h, Dir out);
-	static Dir forward_dir(const Route &r, unsigned i, Tlps kind);
+	void add_switch(Path &path, unsigned sw);
+	void add_root_complex(Path &path, unsigned socket, bool to_memory, Tlps kind);
 	void add_memory(Path &path, unsigned socket, uint64_t len);
 	// Reserve the path's resources from start_ps on; returns when the
 	// transaction is done (ps).
@@ -183,26 +226,30 @@ private:
 	static void put_socket(std::ostream &o, const SocketCounters &s);
 	void put_totals(std::ostream &o) const;
 	void put_links(std::ostream &o) const;
+	void put_switches(std::ostream &o) const;
 
 	Topology topo_;
 	std::vector<Attach> attach_; // [port]
 	LinkParams link_;	     // [pcie]: MPS, MRRS, RCB of every link
-	std::vector<LinkParams> endpoint_link_, uplink_link_; // [port], [switch]
+	LinkTiming target_link_;     // completions as the target sends them
+	std::vector<LinkTiming> endpoint_link_, uplink_link_; // [port], [switch]
 	bool acs_redirect_;
 	bool timed_;
 	bool iommu_;
 	uint64_t hop_latency_ps_, iommu_ps_, inter_socket_ps_;
-	// Capacities in bytes per picosecond.
-	std::vector<double> switch_bpps_, rc_bpps_, host_mem_bpps_;
-	double inter_socket_bpps_ = 0;
+	uint64_t ticks_per_ps_; // of the SystemC kernel's time resolution
+	// Capacities as the time one byte takes, ps; a switch's 0 is
+	// non-blocking.
+	std::vector<double> switch_ps_per_byte_, rc_ps_per_byte_, host_mem_ps_per_byte_;
+	double inter_socket_ps_per_byte_;
 	// When each resource is next free, in ps of simulated time.
 	std::vector<std::array<uint64_t, 2>> endpoint_free_, uplink_free_;
 	std::array<uint64_t, 2> inter_socket_free_{};
-	// A switch or root complex forwards each direction on its own:
-	// [kUp] toward the root (a switch's upstream port; a root complex's
-	// host memory, its own or the other socket's), [kDown] toward a device.
-	std::vector<std::array<uint64_t, 2>> switch_free_, rc_free_;
+	// A root complex's path to its host memory: [kUp] toward it (writes,
+	// read requests), [kDown] from it (completions).
+	std::vector<std::array<uint64_t, 2>> rc_free_;
 	std::vector<uint64_t> host_mem_free_;
+	std::vector<Calendar> switch_core_; // [switch]
 	HostDma host_dma_;
 	struct Window {
 		uint64_t base = 0, size = 0;
