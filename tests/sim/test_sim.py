@@ -175,23 +175,34 @@ class Switch(unittest.TestCase):
         self.assertEqual(without_wall_clock(simulate(*sets)), without_wall_clock(simulate(*sets)))
 
 
-# K pairs under one switch whose uplink (Gen4 x8: 126 Gb/s raw per direction)
-# carries less than two 100G streams' payload.
+# K pairs under one switch, the default node otherwise: Gen4 x16 links (the
+# uplink too), a non-blocking switch core unless switch_gbps sets one.
 PAIRS_TOML = """[node]
 mode = "timed"
+[pcie]
+switch_gbps = {core}
 [[topology.switch]]
-gen = 4
-width = 8
 [[topology.nic]]
 count = {k}
 [[topology.gpu]]
 count = {k}
 """
+PAIRS = (1, 2, 4, 8)
+
+# PCIe arithmetic (Gen4 x16, MPS 256, MRRS 512, RCB 64; BARs and host
+# buffers above 4 GiB: 4-DW request headers). One direction's raw rate after
+# 128b/130b, less the Ack/UpdateFC DLLPs (8 bytes each per 168) and SKPs (4
+# per 1538) while TLPs stream.
+LINK_TLP_GBPS = 16 * 16 * 128 / 130 * (1 - 16 / 168 - 4 / 1538)
+# Link bytes of a read per payload byte: completions of 64 bytes with 12 bytes
+# of header and 8 of framing; a 16 + 8 byte request per 512 bytes.
+COMPLETION_BYTES = (64 + 20) / 64
+READ_BYTES = COMPLETION_BYTES + 24 / 512
 
 
-def simulate_pairs(k, mode):
+def simulate_pairs(k, mode, core_gbps=0):
     with tempfile.NamedTemporaryFile("w", suffix=".toml") as f:
-        f.write(PAIRS_TOML.format(k=k))
+        f.write(PAIRS_TOML.format(k=k, core=core_gbps))
         f.flush()
         r = simulate(f"traffic.mode={mode}", config=f.name)
     assert len(r["flows"]) == k, r["flows"]
@@ -204,29 +215,47 @@ def rc_bytes_per_payload_byte(r):
     return root_complex_bytes(r, "node1") / sum(f["bytes"] for f in r["flows"])
 
 
+def gbps(r):
+    return r["goodput_bps"] / 1e9
+
+
 class PairScaling(unittest.TestCase):
     def test_devmem_grows_linearly_and_stays_off_the_root_complex(self):
-        one, two = simulate_pairs(1, "devmem"), simulate_pairs(2, "devmem")
-        ratio = two["goodput_bps"] / one["goodput_bps"]
-        self.assertLess(abs(ratio - 2) / 2, 0.05, f"2 pairs: {ratio:.3f} x 1 pair")
-        self.assertLess(rc_bytes_per_payload_byte(two), 0.05)
+        runs = {k: simulate_pairs(k, "devmem") for k in PAIRS}
+        one = gbps(runs[1])
+        for k in PAIRS[1:]:
+            ratio = gbps(runs[k]) / (k * one)
+            self.assertLess(abs(ratio - 1), 0.05, f"{k} pairs: {gbps(runs[k]):.1f} Gb/s, "
+                            f"{ratio:.3f} x {k} times one pair's {one:.1f}")
+            self.assertLess(rc_bytes_per_payload_byte(runs[k]), 0.05)
+
+    def test_devmem_stops_at_a_switch_core_limit(self):
+        # The sender's switch core forwards its NICs' payload reads (requests
+        # and completions): at most core / READ_BYTES of payload, less the
+        # frames' headers and descriptors. A 400 Gbit/s core holds 4 or 8
+        # pairs there; one pair is far below it.
+        core = 400
+        limit = core / READ_BYTES
+        one = gbps(simulate_pairs(1, "devmem", core))
+        self.assertLess(4 * one, 1.5 * limit)
+        for k in (4, 8):
+            r = simulate_pairs(k, "devmem", core)
+            self.assertLessEqual(gbps(r), limit, f"{k} pairs")
+            self.assertGreater(gbps(r), 0.95 * limit, f"{k} pairs: {gbps(r):.1f} Gb/s, "
+                               f"core limit {limit:.1f}")
 
     def test_bounce_flattens_where_the_uplink_saturates(self):
-        two, four = simulate_pairs(2, "bounce"), simulate_pairs(4, "bounce")
-        self.assertLess(four["goodput_bps"], 1.1 * two["goodput_bps"],
-                        f"{two['goodput_bps'] / 1e9:.1f} -> {four['goodput_bps'] / 1e9:.1f} Gb/s")
-        # Each payload byte crosses each node's uplink twice (node0: its copy
-        # engine's writes up, its NIC's reads down; node1: its NIC's writes
-        # up, its copy engine's reads down): the uplinks are the busiest
-        # links, though not full, as a 64 KiB copy-engine burst holds a link
-        # direction whole and the small requests queue behind it.
-        for node in ("node0", "node1"):
-            busy = {name[len(node) + 1:]: max(link["up"]["utilisation"], link["down"]["utilisation"])
-                    for name, link in four["links"].items()
-                    if name.startswith(node + ".") and link["kind"] == "pcie"}
-            self.assertEqual(max(busy, key=busy.get), "upstream", busy)
-            self.assertGreater(busy["upstream"], 0.5, busy)
-        self.assertGreaterEqual(rc_bytes_per_payload_byte(four), 2)
+        # Each node's uplink carries the payload down as read completions
+        # (node0's NICs read it from host memory, node1's copy engines): at
+        # most LINK_TLP_GBPS / COMPLETION_BYTES of payload.
+        limit = LINK_TLP_GBPS / COMPLETION_BYTES
+        four, eight = simulate_pairs(4, "bounce"), simulate_pairs(8, "bounce")
+        for r in (four, eight):
+            self.assertLessEqual(gbps(r), limit)
+            self.assertGreater(gbps(r), 0.9 * limit, f"{gbps(r):.1f} Gb/s, uplink limit {limit:.1f}")
+            self.assertGreater(r["links"]["node1.upstream"]["down"]["utilisation"], 0.9)
+            self.assertGreaterEqual(rc_bytes_per_payload_byte(r), 2)
+        self.assertLess(gbps(eight), 1.02 * gbps(four))
 
 
 if __name__ == "__main__":
