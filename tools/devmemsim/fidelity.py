@@ -251,9 +251,8 @@ def root_complex_section(dms_sim, devmem):
 
 NOT_YET = (
     ("1..8 NIC/GPU pairs under one switch: devmem scaling vs bounce saturating the uplink",
-     "this report's table of it (dms-sim runs K pairs, one stream each; suite sim-pairs), and "
-     "a switch whose egress ports are separate resources: from 4 pairs devmem stops at "
-     "289 Gb/s at 150 ns hops, its read requests queued behind completions"),
+     "this report's table of it (dms-sim runs K pairs, one stream each, and suite sim-pairs "
+     "checks devmem's linear scaling and bounce's flat top; docs/architecture.md has the numbers)"),
     ("message latency, devmem vs bounce",
      "a request/response traffic generator in dms-sim (it has only the bulk stream) and "
      "latency percentiles in its report"),
