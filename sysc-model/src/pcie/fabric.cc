@@ -22,6 +22,15 @@ uint64_t ps_for(uint64_t bytes, double ps_per_byte)
 	return static_cast<uint64_t>(static_cast<double>(bytes) * ps_per_byte + 0.5);
 }
 
+// One TLP's share of ps: 32-bit division when it fits, much the faster
+// on some CPUs.
+uint64_t per_tlp(uint64_t ps, uint64_t tlps)
+{
+	if (ps <= UINT32_MAX && tlps <= UINT32_MAX)
+		return static_cast<uint32_t>(ps) / static_cast<uint32_t>(tlps);
+	return ps / tlps;
+}
+
 void put_dir(std::ostream &o, const std::string &name, const LinkCounters &c)
 {
 	o << "\"" << name << "\": {\"tlps\": " << c.tlps
@@ -177,14 +186,19 @@ void Fabric::add_link(Path &path, const Hop &h, Tlps kind, uint64_t addr, uint64
 	auto &counters = endpoint ? c_.endpoint[h.index] : c_.uplink[h.index];
 	auto &free = endpoint ? endpoint_free_[h.index] : uplink_free_[h.index];
 	const Dir d = kind != Tlps::Completion ? h.toward : (h.toward == kUp ? kDown : kUp);
-	const Cost c = kind == Tlps::Write	  ? t.write(addr, len)
-		       : kind == Tlps::Completion ? t.completion(addr, len)
-						  : t.read_request(addr, len);
-	const uint64_t dllp = t.dllp_bytes(c.wire_bytes);
-	const uint64_t ps = t.serialize_ps(c.wire_bytes + dllp);
-	counters[d].add(c.tlps, kind == Tlps::ReadRequest ? 0 : len, c.wire_bytes, dllp, ps);
-	path.add(&free[d], nullptr, ps, ps / c.tlps);
-	path.last = c;
+	LinkCost &lc = path.link;
+	if (lc.key != t.key() || lc.kind != kind) {
+		const Cost c = kind == Tlps::Write	  ? t.write(addr, len)
+			       : kind == Tlps::Completion ? t.completion(addr, len)
+							  : t.read_request(addr, len);
+		const uint64_t dllp = t.dllp_bytes(c.wire_bytes);
+		const uint64_t ps = t.serialize_ps(c.wire_bytes + dllp);
+		lc = {t.key(), kind, c, dllp, ps, per_tlp(ps, c.tlps)};
+	}
+	counters[d].add(lc.cost.tlps, kind == Tlps::ReadRequest ? 0 : len, lc.cost.wire_bytes,
+			lc.dllp_bytes, lc.ps);
+	path.add(&free[d], nullptr, lc.ps, lc.unit_ps);
+	path.last = lc.cost;
 }
 
 // The inter-socket link (UPI, Infinity Fabric) carries the TLPs the PCIe
@@ -196,7 +210,7 @@ void Fabric::add_inter_socket(Path &path, const Hop &h, Tlps kind, uint64_t len)
 	c_.inter_socket[d].add(path.last.tlps, kind == Tlps::ReadRequest ? 0 : len,
 			       path.last.wire_bytes, 0, ps);
 	path.latency_ps += inter_socket_ps_;
-	path.add(&inter_socket_free_[d], nullptr, ps, ps / path.last.tlps);
+	path.add(&inter_socket_free_[d], nullptr, ps, per_tlp(ps, path.last.tlps));
 }
 
 // A switch forwards the TLPs the link before it carried to the port they
@@ -212,7 +226,7 @@ void Fabric::add_switch(Path &path, unsigned sw)
 		return;
 	const uint64_t ps = ps_for(path.last.wire_bytes, switch_ps_per_byte_[sw]);
 	c.busy_ps += ps;
-	path.add(nullptr, &switch_core_[sw], ps, ps / path.last.tlps);
+	path.add(nullptr, &switch_core_[sw], ps, per_tlp(ps, path.last.tlps));
 }
 
 // A root complex forwards the TLPs the link before it carried, after its
@@ -235,7 +249,7 @@ void Fabric::add_root_complex(Path &path, unsigned socket, bool to_memory, Tlps 
 	const uint64_t ps = ps_for(path.last.wire_bytes, rc_ps_per_byte_[socket]);
 	c_.sockets[socket].rc_busy_ps += ps;
 	const Dir d = kind == Tlps::Completion ? kDown : kUp;
-	path.add(&rc_free_[socket][d], nullptr, ps, ps / path.last.tlps);
+	path.add(&rc_free_[socket][d], nullptr, ps, per_tlp(ps, path.last.tlps));
 }
 
 // Host memory moves the payload, a request's (or a write TLP's) worth at
@@ -244,7 +258,7 @@ void Fabric::add_memory(Path &path, unsigned socket, uint64_t len)
 {
 	const uint64_t ps = ps_for(len, host_mem_ps_per_byte_[socket]);
 	c_.sockets[socket].host_mem_busy_ps += ps;
-	path.add(&host_mem_free_[socket], nullptr, ps, ps / path.last.tlps);
+	path.add(&host_mem_free_[socket], nullptr, ps, per_tlp(ps, path.last.tlps));
 }
 
 void Fabric::add_hop(Path &path, const Route &r, unsigned i, Tlps kind, uint64_t addr, uint64_t len)

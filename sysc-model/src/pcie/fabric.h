@@ -163,12 +163,21 @@ private:
 	// Most stages a path has: a read crosses nine resources each way,
 	// plus the target.
 	static constexpr unsigned kMaxStages = 20;
+	// A link's cost for this transaction's TLPs of one kind; the links of
+	// a route mostly have the same arithmetic, so the next one reuses it.
+	struct LinkCost {
+		uint32_t key = ~0u; // LinkTiming::key(), or none
+		Tlps kind = Tlps::Write;
+		Cost cost{0, 0};
+		uint64_t dllp_bytes = 0, ps = 0, unit_ps = 0;
+	};
 	struct Path {
 		std::array<Stage, kMaxStages> stage;
 		unsigned n = 0;
 		Cost last{0, 0};	 // the TLPs of the last link stage added
 		uint64_t latency_ps = 0; // forwarding latency for the next stage
 		bool translated = false; // the IOMMU has seen the transaction
+		LinkCost link;		 // the last link's
 		void add(uint64_t *free, Calendar *cal, uint64_t total_ps, uint64_t unit_ps)
 		{
 			stage[n++] = {free, cal, total_ps, unit_ps, latency_ps};

@@ -97,7 +97,9 @@ double wire_bytes(const LinkParams &p, uint64_t tlp_bytes)
 }
 
 LinkTiming::LinkTiming(const LinkParams &p)
-    : p_(p), mps_shift_(log2u(p.mps)), mrrs_shift_(log2u(p.mrrs)),
+    : p_(p), key_(p.gen | log2u(p.width) << 3 | log2u(p.mps) << 6 | log2u(p.mrrs) << 10 |
+		  log2u(p.rcb) << 14),
+      mps_shift_(log2u(p.mps)), mrrs_shift_(log2u(p.mrrs)),
       cpl_shift_(log2u(p.rcb < p.mps ? p.rcb : p.mps)), framing_(framing_bytes(p.gen)),
       flit_(p.gen >= 6), ps_per_byte_(1e12 / raw_bytes_per_second(p))
 {

@@ -92,6 +92,8 @@ class LinkTiming
 public:
 	explicit LinkTiming(const LinkParams &p);
 	const LinkParams &params() const { return p_; }
+	// Equal for links whose arithmetic is the same.
+	uint32_t key() const { return key_; }
 	Cost write(uint64_t addr, uint64_t len) const
 	{
 		return cost(pieces(addr, len, mps_shift_), mem_header_bytes(addr), len);
@@ -122,6 +124,7 @@ private:
 	}
 
 	LinkParams p_;
+	uint32_t key_;
 	unsigned mps_shift_, mrrs_shift_, cpl_shift_;
 	unsigned framing_;
 	bool flit_;
