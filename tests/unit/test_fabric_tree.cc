@@ -383,11 +383,11 @@ TEST_F(FabricTree, SwitchCoreLimitCapsTheSum)
 }
 
 // Small reads issued together from a GPU's memory overlap: the requests
-// leave the switch on the GPU's port, the completions on the NIC's, and a
-// limited core books each by time, so the requests never wait for the
-// completions booked a round trip ahead. The last is done the others'
-// completions on the NIC link after the first, whether the core is
-// non-blocking or limited to 1024 Gbit/s (far from full here).
+// leave the switch on the GPU's port, the completions on the NIC's, and
+// a limited core, which carries both, lets the requests take its idle
+// time before the completions booked a round trip ahead. The last is done
+// the others' completions on the NIC link after the first, whether the
+// core is non-blocking or limited to 1024 Gbit/s (far from full here).
 TEST_F(FabricTree, PeerReadRequestsDoNotWaitForCompletions)
 {
 	constexpr unsigned kReads = 32, kRead = 512;

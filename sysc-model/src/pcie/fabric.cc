@@ -197,7 +197,7 @@ void Fabric::add_link(Path &path, const Hop &h, Tlps kind, uint64_t addr, uint64
 	}
 	counters[d].add(lc.cost.tlps, kind == Tlps::ReadRequest ? 0 : len, lc.cost.wire_bytes,
 			lc.dllp_bytes, lc.ps);
-	path.add(&free[d], nullptr, lc.ps, lc.unit_ps);
+	path.add(&free[d], lc.ps, lc.unit_ps);
 	path.last = lc.cost;
 }
 
@@ -210,7 +210,7 @@ void Fabric::add_inter_socket(Path &path, const Hop &h, Tlps kind, uint64_t len)
 	c_.inter_socket[d].add(path.last.tlps, kind == Tlps::ReadRequest ? 0 : len,
 			       path.last.wire_bytes, 0, ps);
 	path.latency_ps += inter_socket_ps_;
-	path.add(&inter_socket_free_[d], nullptr, ps, per_tlp(ps, path.last.tlps));
+	path.add(&inter_socket_free_[d], ps, per_tlp(ps, path.last.tlps));
 }
 
 // A switch forwards the TLPs the link before it carried to the port they
@@ -226,7 +226,7 @@ void Fabric::add_switch(Path &path, unsigned sw)
 		return;
 	const uint64_t ps = ps_for(path.last.wire_bytes, switch_ps_per_byte_[sw]);
 	c.busy_ps += ps;
-	path.add(nullptr, &switch_core_[sw], ps, per_tlp(ps, path.last.tlps));
+	path.add(&switch_core_[sw], ps, per_tlp(ps, path.last.tlps));
 }
 
 // A root complex forwards the TLPs the link before it carried, after its
@@ -249,7 +249,7 @@ void Fabric::add_root_complex(Path &path, unsigned socket, bool to_memory, Tlps 
 	const uint64_t ps = ps_for(path.last.wire_bytes, rc_ps_per_byte_[socket]);
 	c_.sockets[socket].rc_busy_ps += ps;
 	const Dir d = kind == Tlps::Completion ? kDown : kUp;
-	path.add(&rc_free_[socket][d], nullptr, ps, per_tlp(ps, path.last.tlps));
+	path.add(&rc_free_[socket][d], ps, per_tlp(ps, path.last.tlps));
 }
 
 // Host memory moves the payload, a request's (or a write TLP's) worth at
@@ -258,7 +258,7 @@ void Fabric::add_memory(Path &path, unsigned socket, uint64_t len)
 {
 	const uint64_t ps = ps_for(len, host_mem_ps_per_byte_[socket]);
 	c_.sockets[socket].host_mem_busy_ps += ps;
-	path.add(&host_mem_free_[socket], nullptr, ps, per_tlp(ps, path.last.tlps));
+	path.add(&host_mem_free_[socket], ps, per_tlp(ps, path.last.tlps));
 }
 
 void Fabric::add_hop(Path &path, const Route &r, unsigned i, Tlps kind, uint64_t addr, uint64_t len)
@@ -303,88 +303,73 @@ Fabric::Path Fabric::path(const Route &r, bool is_write, int mem_socket, uint64_
 	return p;
 }
 
+uint64_t Fabric::Timeline::book(uint64_t now_ps, uint64_t at_ps, uint64_t work_ps)
+{
+	const uint64_t end = at_ps + work_ps;
+	// Due after everything booked: the common case.
+	if (at_ps >= last_to_ps_) {
+		if (n_ && at_ps == last_to_ps_)
+			busy(n_ - 1).to_ps = end;
+		else
+			insert(n_, at_ps, end);
+		last_to_ps_ = end;
+		return at_ps;
+	}
+	while (n_ && busy(0).to_ps <= now_ps) {
+		head_++;
+		n_--;
+	}
+	// The first interval still busy when the transfer is due, then the
+	// first idle time from there on that holds it.
+	unsigned i = n_;
+	while (i > 0 && busy(i - 1).to_ps > at_ps)
+		i--;
+	uint64_t start = at_ps;
+	for (; i < n_ && start + work_ps > busy(i).from_ps; i++)
+		start = std::max(start, busy(i).to_ps);
+	if (i && busy(i - 1).to_ps == start)
+		busy(i - 1).to_ps = start + work_ps;
+	else
+		insert(i, start, start + work_ps);
+	last_to_ps_ = std::max(last_to_ps_, start + work_ps);
+	return start;
+}
+
+// Book [start, end) as interval i, the ones from i on moving up; with all
+// slots taken, the oldest goes.
+void Fabric::Timeline::insert(unsigned i, uint64_t start_ps, uint64_t end_ps)
+{
+	if (n_ == kSlots) {
+		if (!i)
+			return;
+		head_++;
+		n_--;
+		i--;
+	}
+	for (unsigned k = n_; k > i; k--)
+		busy(k) = busy(k - 1);
+	busy(i) = {start_ps, end_ps};
+	n_++;
+}
+
 // Pipelined reservation: a stage starts once its resource is free and the
 // first TLP has come through the stage before; it ends no earlier than
 // its own service time after that, nor before the last TLP has arrived
 // and passed through. The resource is held only for its service time, so
 // a stage fed by a slower one leaves room for other flows in between.
-uint64_t Fabric::reserve(const Path &path, uint64_t start_ps)
+uint64_t Fabric::reserve(const Path &path, uint64_t now_ps, uint64_t start_ps)
 {
 	uint64_t prev_start = start_ps, prev_end = start_ps, prev_unit = 0;
 	for (unsigned i = 0; i < path.n; i++) {
 		const Stage &s = path.stage[i];
 		const uint64_t first_in = prev_start + prev_unit + s.latency_ps;
 		const uint64_t last_in = prev_end + s.latency_ps;
-		uint64_t start, busy_to;
-		if (s.calendar) {
-			const Calendar::Booking b = s.calendar->book(first_in, s.total_ps);
-			start = b.start_ps;
-			busy_to = b.end_ps;
-		} else {
-			start = std::max(*s.free_ps, first_in);
-			busy_to = start + s.total_ps;
-			*s.free_ps = busy_to;
-		}
+		const uint64_t start = s.timeline->book(now_ps, first_in, s.total_ps);
 		prev_start = start;
-		prev_end = std::max(busy_to, last_in + s.unit_ps);
+		prev_end = std::max(start + s.total_ps, last_in + s.unit_ps);
 		prev_unit = s.unit_ps;
 	}
 	return prev_end;
-}
-
-Fabric::Calendar::Booking Fabric::Calendar::book(uint64_t at_ps, uint64_t work_ps)
-{
-	uint64_t slot = at_ps >> kShift;
-	if (slot < first_ || !work_ps)
-		return {at_ps, at_ps + work_ps};
-	if (slot >= first_ + kSlots)
-		advance(slot - kSlots / 2);
-	if (slot >= full_from_ && slot < full_to_)
-		slot = full_to_;
-	const uint64_t from = slot;
-	uint64_t start = 0, end = 0, left = work_ps;
-	for (; left && slot < first_ + kSlots; slot++) {
-		uint32_t &u = used(slot);
-		if (u == kSlotPs)
-			continue;
-		const uint64_t base = slot << kShift;
-		if (left == work_ps)
-			start = std::max(at_ps, base + u);
-		const uint64_t take = std::min<uint64_t>(left, kSlotPs - u);
-		u += static_cast<uint32_t>(take);
-		left -= take;
-		end = base + u;
-	}
-	note_full(from);
-	if (left == work_ps)
-		start = end = std::max(at_ps, slot << kShift);
-	return {start, std::max(start + work_ps, end + left)};
-}
-
-// Forget the slots before `first`: their entries hold the slots as far
-// ahead, and those start empty.
-void Fabric::Calendar::advance(uint64_t first)
-{
-	for (uint64_t s = first_; s < first && s < first_ + kSlots; s++)
-		used(s) = 0;
-	first_ = first;
-	full_from_ = std::max(full_from_, first_);
-	full_to_ = std::max(full_to_, full_from_);
-}
-
-// A booking from slot `from` on: if it began in (or right after) the run
-// of full slots, or its first slot is full now, the run from there grows
-// over every full slot after it. Bookings that find the core saturated
-// then skip the run in one step.
-void Fabric::Calendar::note_full(uint64_t from)
-{
-	if (from < full_from_ || from > full_to_) {
-		if (used(from) != kSlotPs)
-			return;
-		full_from_ = full_to_ = from;
-	}
-	while (full_to_ < first_ + kSlots && used(full_to_) == kSlotPs)
-		full_to_++;
 }
 
 void Fabric::b_transport(int port, tlm::tlm_generic_payload &gp, sc_core::sc_time &delay)
@@ -420,7 +405,8 @@ void Fabric::b_transport(int port, tlm::tlm_generic_payload &gp, sc_core::sc_tim
 		// transfer starts then and delay becomes the time it is done.
 		const uint64_t now = sc_core::sc_time_stamp().value();
 		const uint64_t start = (now + delay.value()) / ticks_per_ps_;
-		const uint64_t done = reserve(route_path, start) * ticks_per_ps_;
+		const uint64_t done =
+			reserve(route_path, now / ticks_per_ps_, start) * ticks_per_ps_;
 		delay = sc_core::sc_time::from_value(std::max(done, now) - now);
 	}
 

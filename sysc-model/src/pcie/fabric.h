@@ -27,13 +27,14 @@
 // every socket's host memory and the path a root complex has to it (one
 // per direction), each direction of the inter-socket link, and a switch's
 // core when pcie.switch_gbps gives it a limit (else it is non-blocking).
-// Each is a resource with the time it is next free; a switch's core,
-// booked now by a read's requests and a round trip later by its
-// completions, keeps a calendar instead. A transaction's TLPs reserve the
-// resources on their path in order, pipelined (a stage starts when its
-// first TLP has arrived and the resource is free), so flows that share a
-// resource share its bandwidth and a saturated one delays everything
-// behind it. The work per transaction is a constant: one reservation per
+// Each resource serves one transfer at a time and keeps the times it is
+// busy (a Timeline): a read books a link direction or a switch's core now
+// for its requests and a round trip later for its completions, and the
+// next read's requests take the idle time between. A transaction's TLPs
+// reserve the resources on their path in order, pipelined (a stage starts
+// when its first TLP has arrived and the resource is free), so flows that
+// share a resource share its bandwidth and a saturated one delays
+// everything behind it. The work per transaction is one reservation per
 // resource on the path, whatever its length.
 #pragma once
 
@@ -124,40 +125,39 @@ public:
 
 private:
 	enum class Tlps { Write, ReadRequest, Completion };
-	// A switch core's capacity, booked by time slot. A read books it for
-	// its requests now and for its completions a round trip later; with
-	// one "next free" time the next read's requests would wait for those
-	// completions. Here a transfer waits only for slots already full. Work
-	// within a slot is taken to run from the slot's start. It holds
-	// kSlots slots, from half of them behind the latest booking on; a
-	// booking older than that waits for nothing, and what a booking has
-	// beyond the slots held is served at the core's rate unbooked.
-	class Calendar
+	// A resource that serves one transfer at a time, in the order they are
+	// due: its bookings as busy intervals, sorted. The fabric books a
+	// transaction's path when the transaction starts, so a transfer can
+	// be booked after one due later: a read's requests, where the
+	// completions of the read before go the same way a round trip ahead.
+	// It takes the first idle time from when it is due that holds it, as
+	// the port would have sent it then; a transfer due after all the
+	// others queues behind the last, as in a plain queue. Intervals that
+	// touch merge; those over before the present are dropped (nothing is
+	// due before it), and past kSlots the oldest.
+	class Timeline
 	{
 	public:
-		struct Booking {
-			uint64_t start_ps, end_ps;
-		};
-		Booking book(uint64_t at_ps, uint64_t work_ps);
+		// Book work_ps from at_ps on (at_ps >= now_ps, the present);
+		// when it starts.
+		uint64_t book(uint64_t now_ps, uint64_t at_ps, uint64_t work_ps);
 
 	private:
-		static constexpr unsigned kShift = 16; // 65.536 ns slots
-		static constexpr uint64_t kSlotPs = uint64_t{1} << kShift;
-		static constexpr uint64_t kSlots = 2048; // 134 µs
-		uint32_t &used(uint64_t slot) { return used_[slot & (kSlots - 1)]; }
-		void advance(uint64_t first);
-		void note_full(uint64_t from);
-		std::vector<uint32_t> used_ = std::vector<uint32_t>(kSlots); // ps booked
-		uint64_t first_ = 0;					     // the oldest slot held
-		uint64_t full_from_ = 0, full_to_ = 0;			     // a run of full slots
+		static constexpr unsigned kSlots = 64; // a power of two
+		struct Busy {
+			uint64_t from_ps, to_ps;
+		};
+		Busy &busy(unsigned i) { return ring_[(head_ + i) & (kSlots - 1)]; }
+		void insert(unsigned i, uint64_t start_ps, uint64_t end_ps);
+		std::array<Busy, kSlots> ring_{};
+		unsigned head_ = 0, n_ = 0; // the oldest interval, how many
+		uint64_t last_to_ps_ = 0;   // when the latest ends
 	};
 	// One resource's share of a transaction: the time it is busy with all
 	// of the transaction's TLPs, with one of them, and the latency before
-	// the first arrives. The resource: free_ps, when it is next free (ps),
-	// or a calendar.
+	// the first arrives.
 	struct Stage {
-		uint64_t *free_ps;
-		Calendar *calendar;
+		Timeline *timeline;
 		uint64_t total_ps, unit_ps, latency_ps;
 	};
 	// Most stages a path has: a read crosses nine resources each way,
@@ -178,9 +178,9 @@ private:
 		uint64_t latency_ps = 0; // forwarding latency for the next stage
 		bool translated = false; // the IOMMU has seen the transaction
 		LinkCost link;		 // the last link's
-		void add(uint64_t *free, Calendar *cal, uint64_t total_ps, uint64_t unit_ps)
+		void add(Timeline *line, uint64_t total_ps, uint64_t unit_ps)
 		{
-			stage[n++] = {free, cal, total_ps, unit_ps, latency_ps};
+			stage[n++] = {line, total_ps, unit_ps, latency_ps};
 			latency_ps = 0;
 		}
 	};
@@ -228,9 +228,9 @@ private:
 	void add_switch(Path &path, unsigned sw);
 	void add_root_complex(Path &path, unsigned socket, bool to_memory, Tlps kind);
 	void add_memory(Path &path, unsigned socket, uint64_t len);
-	// Reserve the path's resources from start_ps on; returns when the
-	// transaction is done (ps).
-	static uint64_t reserve(const Path &path, uint64_t start_ps);
+	// Reserve the path's resources from start_ps on (now_ps: the
+	// present); returns when the transaction is done (ps).
+	static uint64_t reserve(const Path &path, uint64_t now_ps, uint64_t start_ps);
 	std::string link_name(Res kind, unsigned index) const;
 	static void put_socket(std::ostream &o, const SocketCounters &s);
 	void put_totals(std::ostream &o) const;
@@ -251,14 +251,14 @@ private:
 	// non-blocking.
 	std::vector<double> switch_ps_per_byte_, rc_ps_per_byte_, host_mem_ps_per_byte_;
 	double inter_socket_ps_per_byte_;
-	// When each resource is next free, in ps of simulated time.
-	std::vector<std::array<uint64_t, 2>> endpoint_free_, uplink_free_;
-	std::array<uint64_t, 2> inter_socket_free_{};
+	// When each resource is busy, in ps of simulated time.
+	std::vector<std::array<Timeline, 2>> endpoint_free_, uplink_free_;
+	std::array<Timeline, 2> inter_socket_free_{};
 	// A root complex's path to its host memory: [kUp] toward it (writes,
 	// read requests), [kDown] from it (completions).
-	std::vector<std::array<uint64_t, 2>> rc_free_;
-	std::vector<uint64_t> host_mem_free_;
-	std::vector<Calendar> switch_core_; // [switch]
+	std::vector<std::array<Timeline, 2>> rc_free_;
+	std::vector<Timeline> host_mem_free_;
+	std::vector<Timeline> switch_core_; // [switch]
 	HostDma host_dma_;
 	struct Window {
 		uint64_t base = 0, size = 0;
