@@ -270,6 +270,35 @@ void Gpu::copy_thread()
 	}
 }
 
+// Moves one burst of a copy job in kDmaChunk transfers, at most kDmaWindow
+// in flight: a chunk is issued once the chunk kDmaWindow before it is done,
+// and the burst ends when its last chunk is. DMA faults give the job's
+// error; a reset or detach while waiting gives kAborted.
+unsigned Gpu::copy_burst_timed(Engine &e, const Job &job, bool to_dev, uint64_t host, uint8_t *buf,
+			       uint64_t len)
+{
+	sc_core::sc_time done_at[kDmaWindow];
+	sc_core::sc_time last = sc_core::sc_time_stamp();
+	for (uint64_t off = 0, i = 0; off < len; ++i) {
+		const uint64_t n = std::min(kDmaChunk, len - off);
+		sc_core::sc_time &slot = done_at[i % kDmaWindow];
+		const sc_core::sc_time now = sc_core::sc_time_stamp();
+		if (slot > now && !pause(e, job, slot - now))
+			return kAborted;
+		sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
+		if (!bus_dma(dma, !to_dev, host + off, buf + off, n, delay)) {
+			trace_("copy DMA fault at host 0x%llx",
+			       static_cast<unsigned long long>(host + off));
+			return DMS_GPU_ERR_HOST_DMA;
+		}
+		slot = sc_core::sc_time_stamp() + delay;
+		last = std::max(last, slot);
+		off += n;
+	}
+	const sc_core::sc_time now = sc_core::sc_time_stamp();
+	return last > now && !pause(e, job, last - now) ? kAborted : DMS_GPU_ERR_NONE;
+}
+
 unsigned Gpu::run_copy(Engine &e, const Job &job)
 {
 	const Regs &r = job.r;
@@ -288,12 +317,20 @@ unsigned Gpu::run_copy(Engine &e, const Job &job)
 			return DMS_GPU_ERR_DEV_RANGE;
 		if (!to_dev)
 			std::memcpy(buf, mem_ + r.dev + done, n);
-		sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
-		if (!bus_dma(dma, !to_dev, r.host + done, buf, n, delay)) {
-			trace_("copy DMA fault at host 0x%llx",
-			       static_cast<unsigned long long>(r.host + done));
-			return DMS_GPU_ERR_HOST_DMA;
+		if (timed_) {
+			const unsigned err =
+				copy_burst_timed(e, job, to_dev, r.host + done, buf, n);
+			if (err)
+				return err;
+		} else {
+			sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
+			if (!bus_dma(dma, !to_dev, r.host + done, buf, n, delay)) {
+				trace_("copy DMA fault at host 0x%llx",
+				       static_cast<unsigned long long>(r.host + done));
+				return DMS_GPU_ERR_HOST_DMA;
+			}
 		}
+		// A detach may have come while the burst was in flight.
 		if (to_dev) {
 			if (!dev_range_ok(r.dev + done, n))
 				return DMS_GPU_ERR_DEV_RANGE;
@@ -302,7 +339,8 @@ unsigned Gpu::run_copy(Engine &e, const Job &job)
 		done += n;
 		e.r.done_bytes = done;
 		(to_dev ? c_.copy_to_dev_bytes : c_.copy_to_host_bytes) += n;
-		if (!pause(e, job, timed_ ? delay : sc_core::SC_ZERO_TIME))
+		// Functional mode: let the rest of the machine run between bursts.
+		if (!timed_ && !pause(e, job, sc_core::SC_ZERO_TIME))
 			return kAborted;
 	}
 	return DMS_GPU_ERR_NONE;

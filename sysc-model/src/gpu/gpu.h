@@ -43,8 +43,15 @@ struct GpuCounters {
 class Gpu : public sc_core::sc_module, public RegFile
 {
 public:
-	// The engines' unit of work: one fabric transaction, one CRC chunk.
+	// The engines' unit of work between yields: one CRC chunk, one copy
+	// burst.
 	static constexpr uint64_t kBurst = 64 * 1024;
+	// Timed mode: the copy engine's DMA requests are kDmaChunk bytes with
+	// at most kDmaWindow of them in flight (datasheet), so its traffic
+	// interleaves with other masters' on shared links; a burst booked as
+	// one transfer held a link direction for all of it.
+	static constexpr uint64_t kDmaChunk = 4 * 1024;
+	static constexpr unsigned kDmaWindow = 4;
 	// Doorbell-to-completion time of the shortest job (datasheet).
 	static constexpr uint64_t kJobLatencyNs = 1000;
 
@@ -105,6 +112,8 @@ private:
 	bool pause(Engine &e, const Job &job, const sc_core::sc_time &t);
 	// Job bodies: the job's error code, or kAborted.
 	unsigned run_copy(Engine &e, const Job &job);
+	unsigned copy_burst_timed(Engine &e, const Job &job, bool to_dev, uint64_t host,
+				  uint8_t *buf, uint64_t len);
 	unsigned run_crc(Engine &e, const Job &job);
 	unsigned crc_gather(Engine &e, const Job &job);
 	unsigned crc_range(Engine &e, const Job &job, uint64_t dev, uint64_t len, uint32_t &crc);
