@@ -5,11 +5,13 @@
 //
 //   dms-pcie --gen G --width W --mps M [--len BYTES]
 //
-// Prints {"gen", "width", "mps", "len", "raw_gbps", "tlp_gbps",
-// "write_gbps"}: the raw rate of one direction after line encoding, what is
-// left for TLPs after the Ack/UpdateFC DLLPs and SKPs, and the payload rate
-// of a stream of aligned len-byte writes (default 1 MiB). Exit status: 0, or
-// 2 with one line on stderr.
+// Prints {"gen", "width", "mps", "rcb", "len", "raw_gbps", "tlp_gbps",
+// "write_gbps", "completion_gbps"}: the raw rate of one direction after line
+// encoding, what is left for TLPs after the Ack/UpdateFC DLLPs and SKPs, the
+// payload rate of a stream of aligned len-byte writes (default 1 MiB), and
+// that of the completions answering aligned len-byte reads (split at the
+// read completion boundary, as a root complex returns host memory). Exit
+// status: 0, or 2 with one line on stderr.
 #include <cstdint>
 #include <cstdio>
 #include <iostream>
@@ -62,9 +64,13 @@ int main(int argc, char **argv)
 	if (const char *why = check(p))
 		return usage(why);
 	const double raw = raw_bytes_per_second(p) * 8 / 1e9;
-	std::printf("{\"gen\": %u, \"width\": %u, \"mps\": %u, \"len\": %llu, "
-		    "\"raw_gbps\": %.6f, \"tlp_gbps\": %.6f, \"write_gbps\": %.6f}\n",
-		    p.gen, p.width, p.mps, static_cast<unsigned long long>(len), raw,
-		    raw * (1.0 - dllp_share(p)), effective_write_bandwidth(p, len) * 8 / 1e9);
+	const double tlp = raw * (1.0 - dllp_share(p));
+	const Cost cpl = completion_cost(p, 0, len);
+	std::printf("{\"gen\": %u, \"width\": %u, \"mps\": %u, \"rcb\": %u, \"len\": %llu, "
+		    "\"raw_gbps\": %.6f, \"tlp_gbps\": %.6f, \"write_gbps\": %.6f, "
+		    "\"completion_gbps\": %.6f}\n",
+		    p.gen, p.width, p.mps, p.rcb, static_cast<unsigned long long>(len), raw, tlp,
+		    effective_write_bandwidth(p, len) * 8 / 1e9,
+		    tlp * static_cast<double>(len) / static_cast<double>(cpl.wire_bytes));
 	return 0;
 }
