@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """dms-sim's speed on one 200 Gb/s NIC/GPU pair (Gen5 x16, MTU 8244), devmem
 and bounce measured side by side in one run; prints simulated Gb/s per wall
-second, events per second and the ratios; then devmem's speed with 1, 2 and 4
+second, events per second and the ratios; then devmem's speed with 1, 2, 4 and 8
 pairs per node under one switch (one stream per pair).
 
   bench/sim_speed.py [--sim-us 5000] [--repeat 3] [--dms-sim PATH]
@@ -19,21 +19,12 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
+from devmemsim.fidelity import pairs_node_toml  # noqa: E402
 from devmemsim.paths import LAUNCHER  # noqa: E402
 
 PAIR = ("nic.line_rate_gbps=200", "driver.mtu=8244", "pcie.gen=5")
 MODES = ("devmem", "bounce")
-PAIRS = (1, 2, 4)
-# K pairs under one switch (node TOML: configs/node/default.toml); its links
-# take the [pcie] settings, Gen5 x16 here.
-PAIRS_TOML = """[node]
-mode = "timed"
-[[topology.switch]]
-[[topology.nic]]
-count = {k}
-[[topology.gpu]]
-count = {k}
-"""
+PAIRS = (1, 2, 4, 8)
 
 
 def simulate(a, mode, config=""):
@@ -58,7 +49,7 @@ def print_pair_scaling(a):
     print(f"{'pairs':<8}{'goodput Gb/s':>14}{'sim Gb/s per wall s':>21}{'events/s':>12}")
     for k in PAIRS:
         with tempfile.NamedTemporaryFile("w", suffix=".toml") as f:
-            f.write(PAIRS_TOML.format(k=k))
+            f.write(pairs_node_toml(k))  # its links take --set pcie.gen=5
             f.flush()
             r = fastest(a, "devmem", f.name)
         goodput = sum(flow["goodput_bps"] for flow in r["flows"])

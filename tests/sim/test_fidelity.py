@@ -75,8 +75,26 @@ class Document(unittest.TestCase):
         self.assertLess(number(self.row("devmem")[3]), 0.05)
         self.assertGreaterEqual(number(self.row("bounce")[3]), 2.0)
 
+    def test_pair_scaling_devmem_linear_bounce_flat_at_the_uplink(self):
+        rows = {int(r[0]): r for r in self.rows if len(r) == 7 and r[0] in ("1", "2", "4", "8")}
+        self.assertEqual(sorted(rows), [1, 2, 4, 8])
+        one_devmem = number(rows[1][1])
+        for k, r in rows.items():
+            self.assertAlmostEqual(number(r[2]), number(r[1]) / (k * one_devmem), delta=0.001)
+            self.assertGreater(number(r[2]), 0.95, f"devmem with {k} pairs: {r[1]} Gb/s")
+            devmem_rc, bounce_rc = (number(x.strip()) for x in r[6].split("/"))
+            self.assertLess(devmem_rc, 0.05)
+            self.assertGreaterEqual(bounce_rc, 2.0)
+        # Gen4 x16: 16 GT/s x 16 lanes x 128/130 per direction; a 64-byte
+        # completion takes 64 + 12 (header) + 8 (framing) bytes of it.
+        completion_bound = 16 * 16 * 128 / 130 * 64 / (64 + 12 + 8)
+        self.assertLess(number(rows[8][3]), completion_bound)
+        self.assertLess(number(rows[8][3]), 1.05 * number(rows[4][3]), "bounce flattens")
+        self.assertGreater(number(rows[8][3]), 0.8 * completion_bound, "at the uplink")
+        self.assertLess(number(rows[8][4]), 0.5)
+
     def test_missing_rows_say_what_they_need(self):
-        for first in ("1..8 NIC/GPU pairs", "message latency"):
+        for first in ("message latency",):
             self.assertTrue(self.row(first)[1].startswith("not yet: needs "))
 
 
