@@ -100,9 +100,18 @@ class Document(unittest.TestCase):
         self.assertGreater(number(rows[8][3]), 0.8 * completion_bound, "at the uplink")
         self.assertLess(number(rows[8][4]), 0.5)
 
-    def test_missing_rows_say_what_they_need(self):
-        for first in ("message latency",):
-            self.assertTrue(self.row(first)[1].startswith("not yet: needs "))
+    def test_latency_devmem_below_bounce_and_the_gap_grows_with_size(self):
+        rows = [self.row(f"{kib} KiB") for kib in (4, 64, 1024)]
+        gaps = []
+        for r in rows:
+            devmem_p50, devmem_p99, bounce_p50, bounce_p99, gap = (number(c) for c in r[1:])
+            self.assertLess(0, devmem_p50)
+            self.assertLessEqual(devmem_p50, devmem_p99)
+            self.assertLessEqual(bounce_p50, bounce_p99)
+            self.assertLess(devmem_p50, bounce_p50)
+            self.assertAlmostEqual(gap, bounce_p50 - devmem_p50, delta=0.011)
+            gaps.append(gap)
+        self.assertEqual(gaps, sorted(gaps))
 
 
 if __name__ == "__main__":
