@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -83,6 +84,35 @@ TEST(Crc32c, PublishedVectors)
 	EXPECT_EQ(std_crc(inc), 0x46dd794eu);
 	const char *s = "123456789";
 	EXPECT_EQ(~devmemsim::crc32c_update(0xffffffff, s, 9), 0xe3069283u);
+}
+
+// The fast path splits long buffers into interleaved blocks joined by shift
+// tables: lengths around the block sizes (3 x 2048, 3 x 128 bytes), odd starts
+// and tails, and any starting CRC must give the portable result.
+TEST(Crc32c, FastPathMatchesPortable)
+{
+	std::mt19937 rng(13);
+	std::vector<uint8_t> buf(40000);
+	for (auto &b : buf)
+		b = uint8_t(rng());
+	const size_t edges[] = {0,    1,    7,	  8,	383,  384,  385,
+				6143, 6144, 6145, 6528, 8192, 8199, 12288};
+	for (size_t len : edges)
+		for (size_t off = 0; off < 16; off++) {
+			const uint32_t seed = uint32_t(rng());
+			ASSERT_EQ(devmemsim::crc32c_update(seed, &buf[off], len),
+				  devmemsim::crc32c_update_portable(seed, &buf[off], len))
+				<< "len " << len << " offset " << off;
+		}
+	for (int i = 0; i < 2000; i++) {
+		const size_t off = rng() % 64, len = rng() % (buf.size() - off);
+		const uint32_t seed = uint32_t(rng());
+		ASSERT_EQ(devmemsim::crc32c_update(seed, &buf[off], len),
+			  devmemsim::crc32c_update_portable(seed, &buf[off], len))
+			<< "len " << len << " offset " << off;
+	}
+	const char *s = "123456789";
+	EXPECT_EQ(~devmemsim::crc32c_update_portable(0xffffffff, s, 9), 0xe3069283u);
 }
 
 TEST_F(Gpu, CopyToDeviceAndBack)

@@ -11,4 +11,8 @@ namespace devmemsim
 
 uint32_t crc32c_update(uint32_t crc, const void *data, size_t len);
 
+// The same without CPU-specific instructions (the reference the fast path is
+// tested against).
+uint32_t crc32c_update_portable(uint32_t crc, const void *data, size_t len);
+
 } // namespace devmemsim
