@@ -24,12 +24,14 @@ __attribute__((target("avx2"))) uint64_t le16_sum_avx2(const uint8_t *&p, size_t
 	while (len >= 32) {
 		// 2^16 words of at most 0xffff still fit a 32-bit lane.
 		const size_t blocks = std::min(len / 32, size_t(1) << 16);
+		const uint8_t *q = p; // a local, so the loop keeps it in a register
 		__m256i lo = _mm256_setzero_si256(), hi = _mm256_setzero_si256();
-		for (size_t i = 0; i < blocks; i++, p += 32) {
-			const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(p));
+		for (size_t i = 0; i < blocks; i++, q += 32) {
+			const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(q));
 			lo = _mm256_add_epi32(lo, _mm256_and_si256(v, low16));
 			hi = _mm256_add_epi32(hi, _mm256_srli_epi32(v, 16));
 		}
+		p = q;
 		len -= blocks * 32;
 		uint32_t lanes[16];
 		_mm256_storeu_si256(reinterpret_cast<__m256i *>(lanes), lo);
