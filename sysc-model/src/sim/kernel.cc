@@ -10,9 +10,24 @@ namespace devmemsim::sim
 namespace
 {
 
+// Kernel ticks per ns. The resolution is fixed once any time has been
+// built, so one lookup serves the run (the model steps several times a
+// frame, each asking for it).
 uint64_t ps_per_ns()
 {
-	return sc_core::sc_time(1, sc_core::SC_NS).value();
+	static const uint64_t ticks = sc_core::sc_time(1, sc_core::SC_NS).value();
+	return ticks;
+}
+
+// sc_time(ns, SC_NS) without its floating-point work: SystemC resolutions
+// are powers of ten, so at 1 ns or finer a ns is a whole number of ticks,
+// and below 2^53 ticks the kernel's double arithmetic is exact too.
+sc_core::sc_time time_at_ns(uint64_t ns)
+{
+	const uint64_t ticks = ps_per_ns();
+	if (ticks && ns < (uint64_t{1} << 53) / ticks)
+		return sc_core::sc_time::from_value(ns * ticks);
+	return sc_core::sc_time(static_cast<double>(ns), sc_core::SC_NS);
 }
 
 } // namespace
@@ -23,7 +38,7 @@ bool step_to(uint64_t target_ns, unsigned budget)
 	// The first call ends elaboration and runs the initialization phase.
 	if (sc_get_status() == SC_ELABORATION)
 		sc_start(SC_ZERO_TIME);
-	const sc_time target(static_cast<double>(target_ns), SC_NS);
+	const sc_time target = time_at_ns(target_ns);
 	// sc_start(t) would run every delta cycle at every time up to t in one
 	// go, which a device re-notifying itself at one timestamp makes
 	// endless. So: one delta cycle, or one hop of time to the next event
