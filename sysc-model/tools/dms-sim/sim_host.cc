@@ -5,6 +5,7 @@
 
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 #include "devmemsim/pci_ids.h"
 
@@ -13,7 +14,9 @@ namespace dms_sim
 
 void Events::run_next()
 {
-	Event e = q_.top();
+	// Moved out, not copied: a callback that owns a std::function would
+	// allocate and copy it. pop() still orders by ps and seq, which stay.
+	Event e = std::move(const_cast<Event &>(q_.top()));
 	q_.pop();
 	advance(e.ps);
 	e.fn();
