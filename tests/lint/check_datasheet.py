@@ -30,7 +30,7 @@ DATASHEET = ROOT / "docs" / "datasheet.md"
 # pattern of the header names that table must cover).
 TABLES = {
     ("NIC", "Registers (BAR0)"): ("DMS_NIC_", "DMS_NIC_REG_", r"DMS_NIC_REG_\w+"),
-    ("NIC", "Queue registers"): ("DMS_NIC_", "DMS_NIC_", r"DMS_NIC_(RXQ|TXQ|Q_IRQ)_\w+"),
+    ("NIC", "Queue registers"): ("DMS_NIC_", "DMS_NIC_", r"DMS_NIC_(RXQ|TXQ|Q_IRQ|Q_RX_ITR|Q_TX_ITR)_\w+"),
     ("GPU", "Registers (BAR0)"): ("DMS_GPU_", "DMS_GPU_REG_", r"DMS_GPU_REG_\w+"),
 }
 

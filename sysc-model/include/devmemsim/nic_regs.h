@@ -11,7 +11,7 @@
 #include "regs_common.h"
 
 #define DMS_NIC_ID_MAGIC 0x4e534d44 /* "DMSN" in memory order */
-#define DMS_NIC_VERSION 0x00010003  /* major 1, minor 3 */
+#define DMS_NIC_VERSION 0x00010004  /* major 1, minor 4 */
 
 /* Identity and capabilities (read only). */
 #define DMS_NIC_REG_ID 0x0000		/* DMS_NIC_ID_MAGIC */
@@ -155,5 +155,21 @@
  * it when it has caught up.
  */
 #define DMS_NIC_Q_IRQ_ARM 0x80 /* write 1: arm */
+
+/*
+ * Per-queue interrupt moderation (v1.4, RW, effective from the queue's next
+ * completion). While the vector is armed, pending RX completions (written,
+ * not yet consumed) make it fire once max(ITR_NS, Q_RX_ITR_NS) has passed
+ * since the queue's last interrupt, pending TX completions once
+ * max(ITR_NS, Q_TX_ITR_NS) has, whichever comes first. A non-zero
+ * Q_*_ITR_FRAMES ends the wait as soon as that many completions of its
+ * kind are pending. DMS_NIC_ITR_MIN_GAP_NS still applies. Larger values
+ * read back as the maxima below.
+ */
+#define DMS_NIC_Q_RX_ITR_NS 0x84
+#define DMS_NIC_Q_TX_ITR_NS 0x88
+#define DMS_NIC_Q_RX_ITR_FRAMES 0x8c
+#define DMS_NIC_Q_TX_ITR_FRAMES 0x90
+#define DMS_NIC_ITR_MAX_FRAMES 65535
 
 #endif /* DEVMEMSIM_NIC_REGS_H */

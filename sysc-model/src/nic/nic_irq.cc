@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // The NIC's interrupts: the admin vector (link changes, queue faults) and each queue's
-// one-shot vector, spaced by ITR_NS.
+// one-shot vector, spaced by ITR_NS and the queue's moderation registers.
 #include <algorithm>
 
 #include "devmemsim/nic_regs.h"
@@ -41,20 +41,45 @@ void Nic::arm(unsigned qi)
 		signal(qi);
 }
 
+// When the queue's vector may fire again: the earliest moderation deadline
+// among the kinds of completions pending, SC_ZERO_TIME if none is pending.
+// The gap is never below DMS_NIC_ITR_MIN_GAP_NS: an interrupt whose MSI
+// re-arms the queue cannot fire again at the same time (no storm).
+sc_core::sc_time Nic::irq_due(const Queue &q) const
+{
+	const sc_core::sc_time floor =
+		q.last_irq + sc_core::sc_time(DMS_NIC_ITR_MIN_GAP_NS, sc_core::SC_NS);
+	const std::array<uint32_t, 2> pending = q.pending();
+	sc_core::sc_time due = sc_core::SC_ZERO_TIME;
+	for (unsigned k = 0; k < 2; k++) {
+		if (!pending[k])
+			continue;
+		if (q.itr_frames[k] && pending[k] >= q.itr_frames[k])
+			return floor;
+		const uint32_t gap =
+			std::max<uint32_t>({itr_ns_, q.itr_ns[k], DMS_NIC_ITR_MIN_GAP_NS});
+		const sc_core::sc_time at = q.last_irq + sc_core::sc_time(gap, sc_core::SC_NS);
+		if (due == sc_core::SC_ZERO_TIME || at < due)
+			due = at;
+	}
+	return due;
+}
+
 void Nic::signal(unsigned qi)
 {
 	Queue &q = *q_[qi];
 	if (!q.armed)
 		return; // NAPI is polling; it re-arms when it catches up
-	// The gap is never below DMS_NIC_ITR_MIN_GAP_NS: an interrupt whose MSI
-	// re-arms the queue cannot fire again at the same time (no storm).
-	const uint32_t gap = std::max<uint32_t>(itr_ns_, DMS_NIC_ITR_MIN_GAP_NS);
-	sc_core::sc_time due = q.last_irq + sc_core::sc_time(gap, sc_core::SC_NS);
-	sc_core::sc_time now = sc_core::sc_time_stamp();
-	if (!q.fired || now >= due)
+	if (!q.fired)
+		return irq_method(qi);
+	const sc_core::sc_time due = irq_due(q);
+	if (due == sc_core::SC_ZERO_TIME)
+		return; // the driver already consumed what was written
+	const sc_core::sc_time now = sc_core::sc_time_stamp();
+	if (now >= due)
 		irq_method(qi);
 	else
-		q.irq_ev.notify(due - now);
+		q.irq_ev.notify(due - now); // an earlier pending notification wins
 }
 
 void Nic::irq_method(unsigned qi)

@@ -4,6 +4,7 @@
 // Internal to the NIC's source files.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <systemc>
 
@@ -44,6 +45,8 @@ struct Nic::Queue {
 	bool fired = false; // last_irq is valid
 	sc_core::sc_time last_irq;
 	sc_core::sc_event irq_ev, rx_doorbell;
+	// Moderation registers, [0] RX, [1] TX: read live, not latched.
+	std::array<uint32_t, 2> itr_ns{}, itr_frames{};
 	// Statistics.
 	uint64_t rx_frames = 0, rx_split = 0, tx_frames = 0;
 
@@ -91,10 +94,17 @@ struct Nic::Queue {
 		armed = fired = false;
 		last_irq = sc_core::SC_ZERO_TIME;
 		irq_ev.cancel();
+		itr_ns = itr_frames = {};
 	}
 	bool completions_pending() const
 	{
 		return (rx_on && rcmpl_tail != rcmpl_head) || (tx_on && tcmpl_tail != tcmpl_head);
+	}
+	// Completions written and not yet consumed: [0] RX, [1] TX.
+	std::array<uint32_t, 2> pending() const
+	{
+		return {rx_on ? used(rcmpl_tail, rcmpl_head, rx_size) : 0,
+			tx_on ? used(tcmpl_tail, tcmpl_head, tx_size) : 0};
 	}
 };
 

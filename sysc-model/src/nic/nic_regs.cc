@@ -186,6 +186,12 @@ uint32_t Nic::queue_read(const Queue &q, uint32_t off) const
 		return q.tx_tail;
 	case DMS_NIC_TXQ_CMPL_HEAD:
 		return q.tcmpl_head;
+	case DMS_NIC_Q_RX_ITR_NS:
+	case DMS_NIC_Q_TX_ITR_NS:
+		return q.itr_ns[off == DMS_NIC_Q_TX_ITR_NS];
+	case DMS_NIC_Q_RX_ITR_FRAMES:
+	case DMS_NIC_Q_TX_ITR_FRAMES:
+		return q.itr_frames[off == DMS_NIC_Q_TX_ITR_FRAMES];
 	default:
 		return DMS_REG_UNDEFINED;
 	}
@@ -322,6 +328,15 @@ void Nic::queue_write(unsigned qi, uint32_t off, uint32_t val)
 	case DMS_NIC_Q_IRQ_ARM:
 		if (val & 1)
 			arm(qi);
+		break;
+	case DMS_NIC_Q_RX_ITR_NS:
+	case DMS_NIC_Q_TX_ITR_NS:
+		q.itr_ns[off == DMS_NIC_Q_TX_ITR_NS] = std::min<uint32_t>(val, DMS_NIC_ITR_MAX_NS);
+		break;
+	case DMS_NIC_Q_RX_ITR_FRAMES:
+	case DMS_NIC_Q_TX_ITR_FRAMES:
+		q.itr_frames[off == DMS_NIC_Q_TX_ITR_FRAMES] =
+			std::min<uint32_t>(val, DMS_NIC_ITR_MAX_FRAMES);
 		break;
 	default:
 		break;
