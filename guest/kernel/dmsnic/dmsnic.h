@@ -16,12 +16,18 @@
  *  - a TX descriptor ring (SOP..EOP gather) and a TX completion ring
  *    (one completion per frame, by tag).
  *
+ * The device spaces each vector's interrupts by the moderation ethtool -C
+ * sets (per kind: time since the pair's last interrupt, or a count of
+ * pending completions); with adaptive-rx, net_dim picks each pair's RX
+ * moderation from what its NAPI runs saw.
+ *
  * Vector 0 is the admin interrupt: link changes, and rings the device
  * stopped on a DMA fault, which a work item restarts (dmsnic_fault_work()).
  */
 #ifndef _DMSNIC_H_
 #define _DMSNIC_H_
 
+#include <linux/dim.h>
 #include <linux/interrupt.h>
 #include <linux/netdevice.h>
 #include <linux/pci.h>
@@ -165,6 +171,10 @@ struct dmsnic_qp {
 	/* IRQ and NAPI instance held: false after a failed fault restart. */
 	bool hw_up;
 
+	/* Adaptive RX moderation: net_dim's state and its event counter. */
+	struct dim rx_dim;
+	u16 dim_events;
+
 	/* Kept across queue restarts and channel changes. */
 	struct dmsnic_rx_stats rx_stats;
 	struct dmsnic_tx_stats tx_stats;
@@ -181,6 +191,15 @@ enum dmsnic_hw_stat {
 	DMSNIC_HW_RING_ERR,
 	DMSNIC_HW_RING_DMA_ERR,
 	DMSNIC_HW_NUM_STATS,
+};
+
+/* Interrupt moderation as ethtool -C set it, for every queue pair. */
+struct dmsnic_coal {
+	u32 rx_usecs;
+	u32 rx_frames;
+	u32 tx_usecs;
+	u32 tx_frames;
+	bool adaptive_rx;	/* net_dim picks each pair's RX moderation */
 };
 
 struct dmsnic_priv {
@@ -204,6 +223,7 @@ struct dmsnic_priv {
 	u32 tx_ring_size;
 	bool hds;		/* header split on */
 	u32 hds_thresh;
+	struct dmsnic_coal coal;
 
 	u32 rss_indir[DMS_NIC_RSS_INDIR_SIZE];
 	u8 rss_key[DMS_NIC_RSS_KEY_SIZE];
@@ -251,6 +271,7 @@ extern const char * const dmsnic_hw_stat_names[DMSNIC_HW_NUM_STATS];
 /* dmsnic_txrx.c */
 struct device *dmsnic_dma_dev(const struct dmsnic_priv *priv);
 void dmsnic_qp_init(struct dmsnic_qp *qp);
+void dmsnic_qp_coal_apply(struct dmsnic_qp *qp);
 int dmsnic_rx_alloc(struct dmsnic_priv *priv, struct dmsnic_rx_ring *rx,
 		    int idx, const struct netdev_queue_config *qcfg, u32 size,
 		    bool rings);

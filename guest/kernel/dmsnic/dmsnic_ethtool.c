@@ -489,13 +489,83 @@ static int dmsnic_set_rxnfc(struct net_device *netdev,
 	}
 }
 
+/* ---- Interrupt moderation ---- */
+
+#define DMSNIC_COAL_USECS_MAX	(DMS_NIC_ITR_MAX_NS / 1000)
+
+static int dmsnic_get_coalesce(struct net_device *netdev,
+			       struct ethtool_coalesce *ec,
+			       struct kernel_ethtool_coalesce *kec,
+			       struct netlink_ext_ack *extack)
+{
+	struct dmsnic_priv *priv = netdev_priv(netdev);
+	const struct dmsnic_coal *coal = &priv->coal;
+
+	ec->rx_coalesce_usecs = coal->rx_usecs;
+	ec->rx_max_coalesced_frames = coal->rx_frames;
+	ec->tx_coalesce_usecs = coal->tx_usecs;
+	ec->tx_max_coalesced_frames = coal->tx_frames;
+	ec->use_adaptive_rx_coalesce = coal->adaptive_rx;
+	return 0;
+}
+
+/*
+ * Every running pair takes the new setting at once. Turning adaptive
+ * moderation off waits for a net_dim run in flight, which would otherwise
+ * write its profile over the static setting.
+ */
+static int dmsnic_set_coalesce(struct net_device *netdev,
+			       struct ethtool_coalesce *ec,
+			       struct kernel_ethtool_coalesce *kec,
+			       struct netlink_ext_ack *extack)
+{
+	struct dmsnic_priv *priv = netdev_priv(netdev);
+	struct dmsnic_coal *coal = &priv->coal;
+	u32 i;
+
+	if (ec->rx_coalesce_usecs > DMSNIC_COAL_USECS_MAX ||
+	    ec->tx_coalesce_usecs > DMSNIC_COAL_USECS_MAX) {
+		NL_SET_ERR_MSG_FMT_MOD(extack, "at most %d usecs",
+				       DMSNIC_COAL_USECS_MAX);
+		return -EINVAL;
+	}
+	if (ec->rx_max_coalesced_frames > DMS_NIC_ITR_MAX_FRAMES ||
+	    ec->tx_max_coalesced_frames > DMS_NIC_ITR_MAX_FRAMES) {
+		NL_SET_ERR_MSG_FMT_MOD(extack, "at most %u frames",
+				       DMS_NIC_ITR_MAX_FRAMES);
+		return -EINVAL;
+	}
+	coal->rx_usecs = ec->rx_coalesce_usecs;
+	coal->rx_frames = ec->rx_max_coalesced_frames;
+	coal->tx_usecs = ec->tx_coalesce_usecs;
+	coal->tx_frames = ec->tx_max_coalesced_frames;
+	WRITE_ONCE(coal->adaptive_rx, !!ec->use_adaptive_rx_coalesce);
+	if (!priv->datapath_up)
+		return 0;
+	for (i = 0; i < priv->num_queues; i++) {
+		struct dmsnic_qp *qp = &priv->qps[i];
+
+		if (!qp->hw_up)
+			continue;
+		if (!coal->adaptive_rx)
+			cancel_work_sync(&qp->rx_dim.work);
+		dmsnic_qp_coal_apply(qp);
+	}
+	return 0;
+}
+
 const struct ethtool_ops dmsnic_ethtool_ops = {
+	.supported_coalesce_params = ETHTOOL_COALESCE_USECS |
+				     ETHTOOL_COALESCE_MAX_FRAMES |
+				     ETHTOOL_COALESCE_USE_ADAPTIVE_RX,
 	.supported_ring_params	= ETHTOOL_RING_USE_TCP_DATA_SPLIT |
 				  ETHTOOL_RING_USE_HDS_THRS,
 	/* netif_set_real_num_queues() needs RTNL */
 	.op_needs_rtnl		= ETHTOOL_OP_NEEDS_RTNL_SCHANNELS,
 	.get_drvinfo		= dmsnic_get_drvinfo,
 	.get_link		= ethtool_op_get_link,
+	.get_coalesce		= dmsnic_get_coalesce,
+	.set_coalesce		= dmsnic_set_coalesce,
 	.get_ringparam		= dmsnic_get_ringparam,
 	.set_ringparam		= dmsnic_set_ringparam,
 	.get_strings		= dmsnic_get_strings,

@@ -242,6 +242,8 @@ static void dmsnic_qp_hw_down(struct dmsnic_priv *priv, struct dmsnic_qp *qp)
 	dmsnic_tx_hw_stop(qp);
 	qp->hw_up = false;
 	free_irq(qp->irq, qp);
+	/* NAPI is off: no new net_dim decision comes after this one. */
+	cancel_work_sync(&qp->rx_dim.work);
 	netif_queue_set_napi(netdev, qp->idx, NETDEV_QUEUE_TYPE_RX, NULL);
 	netif_queue_set_napi(netdev, qp->idx, NETDEV_QUEUE_TYPE_TX, NULL);
 	netif_napi_del_locked(&qp->napi);
@@ -277,6 +279,7 @@ static int dmsnic_qp_start(struct dmsnic_priv *priv, struct dmsnic_qp *qp,
 		goto err_rings;
 	}
 	qp->hw_up = true;
+	dmsnic_qp_coal_apply(qp);
 	dmsnic_napi_on(qp);
 	return 0;
 

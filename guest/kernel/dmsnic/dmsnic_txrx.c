@@ -947,13 +947,60 @@ int dmsnic_tx_alloc(struct dmsnic_priv *priv, struct dmsnic_tx_ring *tx,
 	return -ENOMEM;
 }
 
-/* ---- NAPI and interrupts ---- */
+/* ---- Interrupt moderation ---- */
 
-static bool dmsnic_qp_pending(const struct dmsnic_qp *qp)
+static void dmsnic_q_set_rx_moder(struct dmsnic_qp *qp, u32 usecs, u32 frames)
 {
-	return dmsnic_rx_cmpl_owned(&qp->rx, dmsnic_rx_cmpl_next(&qp->rx)) ||
-	       dmsnic_tx_cmpl_owned(&qp->tx, dmsnic_tx_cmpl_next(&qp->tx));
+	dmsnic_q_wr32(qp, DMS_NIC_Q_RX_ITR_NS, usecs * NSEC_PER_USEC);
+	dmsnic_q_wr32(qp, DMS_NIC_Q_RX_ITR_FRAMES, frames);
 }
+
+/* Program a running pair's moderation registers from priv->coal. */
+void dmsnic_qp_coal_apply(struct dmsnic_qp *qp)
+{
+	const struct dmsnic_coal *coal = &qp->priv->coal;
+	struct dim_cq_moder moder;
+
+	if (coal->adaptive_rx) {
+		moder = net_dim_get_rx_moderation(qp->rx_dim.mode,
+						  qp->rx_dim.profile_ix);
+		dmsnic_q_set_rx_moder(qp, moder.usec, moder.pkts);
+	} else {
+		dmsnic_q_set_rx_moder(qp, coal->rx_usecs, coal->rx_frames);
+	}
+	dmsnic_q_wr32(qp, DMS_NIC_Q_TX_ITR_NS, coal->tx_usecs * NSEC_PER_USEC);
+	dmsnic_q_wr32(qp, DMS_NIC_Q_TX_ITR_FRAMES, coal->tx_frames);
+}
+
+/*
+ * net_dim chose a new RX profile for the pair. A run queued before ethtool
+ * turned adaptive moderation off leaves the static setting alone (ethtool
+ * waits for a run in flight before it writes that setting).
+ */
+static void dmsnic_rx_dim_work(struct work_struct *work)
+{
+	struct dim *dim = container_of(work, struct dim, work);
+	struct dmsnic_qp *qp = container_of(dim, struct dmsnic_qp, rx_dim);
+	struct dim_cq_moder moder;
+
+	if (READ_ONCE(qp->priv->coal.adaptive_rx)) {
+		moder = net_dim_get_rx_moderation(dim->mode, dim->profile_ix);
+		dmsnic_q_set_rx_moder(qp, moder.usec, moder.pkts);
+	}
+	dim->state = DIM_START_MEASURE;
+}
+
+/* One NAPI run ended: feed net_dim (NAPI is the stats' only writer). */
+static void dmsnic_rx_dim_sample(struct dmsnic_qp *qp)
+{
+	struct dim_sample sample = {};
+
+	dim_update_sample(qp->dim_events++, qp->rx_stats.packets,
+			  qp->rx_stats.bytes, &sample);
+	net_dim(&qp->rx_dim, &sample);
+}
+
+/* ---- NAPI and interrupts ---- */
 
 int dmsnic_poll(struct napi_struct *napi, int budget)
 {
@@ -968,15 +1015,14 @@ int dmsnic_poll(struct napi_struct *napi, int budget)
 		return budget;
 
 	if (napi_complete_done(napi, work)) {
-		/* The vector fires only for completions written while armed:
-		 * arm, make sure the device has seen it, then look again for
-		 * completions that arrived before.
+		if (READ_ONCE(qp->priv->coal.adaptive_rx))
+			dmsnic_rx_dim_sample(qp);
+		/* An arm with completions still pending fires once the
+		 * moderation allows: the device, not a second poll here,
+		 * decides how soon NAPI runs again.
 		 */
 		dmsnic_q_wr32(qp, DMS_NIC_Q_IRQ_ARM, 1);
-		readl(qp->regs + DMS_NIC_RXQ_CTRL);
-		if (dmsnic_qp_pending(qp))
-			napi_schedule(napi);
-		else if (starved)
+		if (starved)
 			mod_timer(&qp->refill_timer,
 				  jiffies + msecs_to_jiffies(DMSNIC_REFILL_RETRY_MS));
 	}
@@ -1004,6 +1050,9 @@ static void dmsnic_refill_timer(struct timer_list *t)
 void dmsnic_qp_init(struct dmsnic_qp *qp)
 {
 	timer_setup(&qp->refill_timer, dmsnic_refill_timer, TIMER_PINNED);
+	INIT_WORK(&qp->rx_dim.work, dmsnic_rx_dim_work);
+	qp->rx_dim.mode = DIM_CQ_PERIOD_MODE_START_FROM_EQE;
+	qp->rx_dim.profile_ix = NET_DIM_DEF_PROFILE_EQE;
 	u64_stats_init(&qp->rx_stats.syncp);
 	u64_stats_init(&qp->tx_stats.syncp);
 	u64_stats_init(&qp->txc_stats.syncp);
