@@ -352,48 +352,57 @@ TEST_F(Nic, InterruptOnlyWhenArmed)
 }
 
 // Functional mode: simulated time only passes where the test steps it.
-// Interrupt times in ns: after the first interrupt (t = 0), the next one
-// fires no earlier than the moderation time of the kinds pending.
-TEST_F(Nic, ModerationTimeSpacesInterruptsPerKind)
+// An armed queue's interrupt waits the moderation time of its kind after
+// the first completion of that kind pending while armed.
+TEST_F(Nic, ModerationDelaysTheInterruptAfterTheFirstCompletion)
 {
 	qw(0, DMS_NIC_Q_RX_ITR_NS, 50000);
 	qw(0, DMS_NIC_Q_TX_ITR_NS, 9999999); // clamped
 	EXPECT_EQ(rd(DMS_NIC_Q_BASE(0) + DMS_NIC_Q_TX_ITR_NS), uint32_t(DMS_NIC_ITR_MAX_NS));
 	EXPECT_EQ(rd(DMS_NIC_Q_BASE(0) + DMS_NIC_Q_RX_ITR_NS), 50000u);
-	frames::Spec s;
-	rx(frames::build(s));
-	ASSERT_EQ(host_->irqs.size(), 1u); // the first one is not delayed
-	dms_rx_cmpl c;
-	ASSERT_TRUE(next(0, &c));
-	qw(0, DMS_NIC_Q_IRQ_ARM, 1);
-	const uint64_t t0 = now();
-	auto f = frames::build(s);
-	ASSERT_EQ(dms_nic_receive(node_, f.data(), f.size()), 1);
-	dms_node_step(node_, t0 + 49000);
-	EXPECT_EQ(host_->irqs.size(), 1u); // RX waits 50 us since the last one
-	dms_node_step(node_, t0 + 50000);
-	EXPECT_EQ(host_->irqs.size(), 2u);
-}
-
-// Frame counts end the wait early; the minimum gap still holds. Global
-// ITR_NS is a floor under the per-queue time.
-TEST_F(Nic, ModerationFramesEndTheWaitEarly)
-{
-	wr(DMS_NIC_REG_ITR_NS, 20000);
-	qw(0, DMS_NIC_Q_RX_ITR_NS, 1000); // below ITR_NS: ITR_NS wins
-	qw(0, DMS_NIC_Q_RX_ITR_FRAMES, 3);
-	EXPECT_EQ(rd(DMS_NIC_Q_BASE(0) + DMS_NIC_Q_RX_ITR_FRAMES), 3u);
 	auto f = frames::build(frames::Spec{});
 	const uint64_t t0 = now();
-	auto rx_at = [&](uint64_t t) {
+	auto rx_at = [&](uint64_t t) { // a frame arrives at t0 + t
+		dms_node_step(node_, t0 + t);
 		ASSERT_EQ(dms_nic_receive(node_, f.data(), f.size()), 1);
 		dms_node_step(node_, t0 + t);
 	};
 	rx_at(0);
-	ASSERT_EQ(host_->irqs, std::vector<unsigned>{1});
+	ASSERT_EQ(host_->irqs.size(), 1u); // the first one is not delayed
 	dms_rx_cmpl c;
 	ASSERT_TRUE(next(0, &c));
 	qw(0, DMS_NIC_Q_IRQ_ARM, 1);
+	rx_at(100000); // idle until then: nothing pending, no wait
+	rx_at(130000); // does not move the deadline
+	dms_node_step(node_, t0 + 149999);
+	EXPECT_EQ(host_->irqs.size(), 1u);
+	dms_node_step(node_, t0 + 150000);
+	EXPECT_EQ(host_->irqs.size(), 2u);
+}
+
+// A frame count ends the wait early; ITR_NS since the last interrupt is a
+// floor under every wait, the 2 us minimum gap under everything.
+TEST_F(Nic, ModerationFramesEndTheWaitEarly)
+{
+	qw(0, DMS_NIC_Q_RX_ITR_NS, 20000);
+	qw(0, DMS_NIC_Q_RX_ITR_FRAMES, 3);
+	EXPECT_EQ(rd(DMS_NIC_Q_BASE(0) + DMS_NIC_Q_RX_ITR_FRAMES), 3u);
+	auto f = frames::build(frames::Spec{});
+	const uint64_t t0 = now();
+	auto rx_at = [&](uint64_t t) { // a frame arrives at t0 + t
+		dms_node_step(node_, t0 + t);
+		ASSERT_EQ(dms_nic_receive(node_, f.data(), f.size()), 1);
+		dms_node_step(node_, t0 + t);
+	};
+	auto consume_and_arm = [&](unsigned n) {
+		dms_rx_cmpl c;
+		for (unsigned i = 0; i < n; i++)
+			ASSERT_TRUE(next(0, &c));
+		qw(0, DMS_NIC_Q_IRQ_ARM, 1);
+	};
+	rx_at(0);
+	ASSERT_EQ(host_->irqs, std::vector<unsigned>{1});
+	consume_and_arm(1);
 	rx_at(100);
 	rx_at(200);
 	EXPECT_EQ(host_->irqs.size(), 1u); // 2 pending of 3, 20 us not over
@@ -401,14 +410,21 @@ TEST_F(Nic, ModerationFramesEndTheWaitEarly)
 	EXPECT_EQ(host_->irqs.size(), 1u);
 	dms_node_step(node_, t0 + 2000);
 	EXPECT_EQ(host_->irqs.size(), 2u);
-	for (unsigned i = 0; i < 3; i++)
-		ASSERT_TRUE(next(0, &c));
-	qw(0, DMS_NIC_Q_IRQ_ARM, 1);
-	rx_at(3000); // one pending: ITR_NS (20 us) decides
-	dms_node_step(node_, t0 + 21999);
+	consume_and_arm(3);
+	rx_at(3000); // one pending: 20 us after it
+	dms_node_step(node_, t0 + 22999);
 	EXPECT_EQ(host_->irqs.size(), 2u);
-	dms_node_step(node_, t0 + 22000);
+	dms_node_step(node_, t0 + 23000);
 	EXPECT_EQ(host_->irqs.size(), 3u);
+	wr(DMS_NIC_REG_ITR_NS, 40000); // floor: 40 us after the last interrupt
+	consume_and_arm(1);
+	rx_at(24000);
+	rx_at(24100);
+	rx_at(24200); // the frame count no longer ends the wait before the floor
+	dms_node_step(node_, t0 + 62999);
+	EXPECT_EQ(host_->irqs.size(), 3u);
+	dms_node_step(node_, t0 + 63000);
+	EXPECT_EQ(host_->irqs.size(), 4u);
 	// Reset clears the moderation registers.
 	wr(DMS_NIC_REG_CTRL, DMS_NIC_CTRL_RESET);
 	EXPECT_EQ(rd(DMS_NIC_Q_BASE(0) + DMS_NIC_Q_RX_ITR_FRAMES), 0u);

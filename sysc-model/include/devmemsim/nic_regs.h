@@ -157,14 +157,14 @@
 #define DMS_NIC_Q_IRQ_ARM 0x80 /* write 1: arm */
 
 /*
- * Per-queue interrupt moderation (v1.4, RW, effective from the queue's next
- * completion). While the vector is armed, pending RX completions (written,
- * not yet consumed) make it fire once max(ITR_NS, Q_RX_ITR_NS) has passed
- * since the queue's last interrupt, pending TX completions once
- * max(ITR_NS, Q_TX_ITR_NS) has, whichever comes first. A non-zero
- * Q_*_ITR_FRAMES ends the wait as soon as that many completions of its
- * kind are pending. DMS_NIC_ITR_MIN_GAP_NS still applies. Larger values
- * read back as the maxima below.
+ * Per-queue interrupt moderation (v1.4, RW, read live). While the vector
+ * is armed, RX completions pending (written, not yet consumed) make it
+ * fire Q_RX_ITR_NS after the first of them became pending while armed,
+ * TX completions Q_TX_ITR_NS after theirs, whichever comes first. A
+ * non-zero Q_*_ITR_FRAMES ends that wait as soon as that many completions
+ * of its kind are pending. ITR_NS and DMS_NIC_ITR_MIN_GAP_NS since the
+ * queue's last interrupt still hold. Larger values read back as the
+ * maxima below.
  */
 #define DMS_NIC_Q_RX_ITR_NS 0x84
 #define DMS_NIC_Q_TX_ITR_NS 0x88

@@ -150,7 +150,7 @@ private:
 	void admin_write(uint32_t off, uint32_t val);
 	void arm(unsigned qi);
 	void signal(unsigned qi);
-	sc_core::sc_time irq_due(const Queue &q) const;
+	sc_core::sc_time irq_due(Queue &q);
 	void irq_method(unsigned qi);
 	void admin_event(uint32_t cause);
 

@@ -41,24 +41,33 @@ void Nic::arm(unsigned qi)
 		signal(qi);
 }
 
-// When the queue's vector may fire again: the earliest moderation deadline
-// among the kinds of completions pending, SC_ZERO_TIME if none is pending.
-// The gap is never below DMS_NIC_ITR_MIN_GAP_NS: an interrupt whose MSI
-// re-arms the queue cannot fire again at the same time (no storm).
-sc_core::sc_time Nic::irq_due(const Queue &q) const
+// When the queue's armed vector may fire: for each kind of completion
+// pending, its moderation time after the kind's first completion pending
+// while armed (at once when its frame count is pending), the earliest kind
+// wins; never before ITR_NS, nor DMS_NIC_ITR_MIN_GAP_NS, since the last
+// interrupt (an interrupt whose MSI re-arms the queue cannot fire again at
+// the same time). SC_ZERO_TIME if nothing is pending.
+sc_core::sc_time Nic::irq_due(Queue &q)
 {
+	const sc_core::sc_time now = sc_core::sc_time_stamp();
 	const sc_core::sc_time floor =
-		q.last_irq + sc_core::sc_time(DMS_NIC_ITR_MIN_GAP_NS, sc_core::SC_NS);
+		q.last_irq + sc_core::sc_time(std::max<uint32_t>(itr_ns_, DMS_NIC_ITR_MIN_GAP_NS),
+					      sc_core::SC_NS);
 	const std::array<uint32_t, 2> pending = q.pending();
 	sc_core::sc_time due = sc_core::SC_ZERO_TIME;
 	for (unsigned k = 0; k < 2; k++) {
-		if (!pending[k])
+		if (!pending[k]) {
+			q.waiting[k] = false;
 			continue;
-		if (q.itr_frames[k] && pending[k] >= q.itr_frames[k])
-			return floor;
-		const uint32_t gap =
-			std::max<uint32_t>({itr_ns_, q.itr_ns[k], DMS_NIC_ITR_MIN_GAP_NS});
-		const sc_core::sc_time at = q.last_irq + sc_core::sc_time(gap, sc_core::SC_NS);
+		}
+		if (!q.waiting[k]) {
+			q.waiting[k] = true;
+			q.wait_from[k] = now;
+		}
+		sc_core::sc_time at = floor;
+		if (!q.itr_frames[k] || pending[k] < q.itr_frames[k])
+			at = std::max(at, q.wait_from[k] +
+						  sc_core::sc_time(q.itr_ns[k], sc_core::SC_NS));
 		if (due == sc_core::SC_ZERO_TIME || at < due)
 			due = at;
 	}
@@ -70,9 +79,9 @@ void Nic::signal(unsigned qi)
 	Queue &q = *q_[qi];
 	if (!q.armed)
 		return; // NAPI is polling; it re-arms when it catches up
+	const sc_core::sc_time due = irq_due(q);
 	if (!q.fired)
 		return irq_method(qi);
-	const sc_core::sc_time due = irq_due(q);
 	if (due == sc_core::SC_ZERO_TIME)
 		return; // the driver already consumed what was written
 	const sc_core::sc_time now = sc_core::sc_time_stamp();
@@ -89,6 +98,7 @@ void Nic::irq_method(unsigned qi)
 		return;
 	q.armed = false;
 	q.fired = true;
+	q.waiting = {};
 	q.last_irq = sc_core::sc_time_stamp();
 	trace_("q%u interrupt", qi);
 	if (host_.irq)

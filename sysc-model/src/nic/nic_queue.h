@@ -47,6 +47,9 @@ struct Nic::Queue {
 	sc_core::sc_event irq_ev, rx_doorbell;
 	// Moderation registers, [0] RX, [1] TX: read live, not latched.
 	std::array<uint32_t, 2> itr_ns{}, itr_frames{};
+	// Per kind: completions pending while armed since wait_from.
+	std::array<bool, 2> waiting{};
+	std::array<sc_core::sc_time, 2> wait_from{};
 	// Statistics.
 	uint64_t rx_frames = 0, rx_split = 0, tx_frames = 0;
 
@@ -95,6 +98,7 @@ struct Nic::Queue {
 		last_irq = sc_core::SC_ZERO_TIME;
 		irq_ev.cancel();
 		itr_ns = itr_frames = {};
+		waiting = {};
 	}
 	bool completions_pending() const
 	{
