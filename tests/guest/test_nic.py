@@ -28,7 +28,7 @@ IPERF_SECONDS = 4
 TRANSFER_BYTES = 4 << 20
 # Interrupt moderation: rx/tx-usecs settings compared (interrupts per MiB),
 # and the bytes each setting's checked transfer sends.
-MODERATION_USECS = (0, 8, 64)
+MODERATION_USECS = (0, 8, 64, 256)
 MODERATION_CHECK_BYTES = 8 << 20
 
 # Prints the dmsnic interface name; makes sure it is up and has the address
@@ -386,8 +386,10 @@ class Nic(TwoNodes):
 
     def test_50_interrupt_moderation(self):
         """rx/tx-usecs space the queue vectors' interrupts on the receiver:
-        fewer interrupts per MiB of a bulk stream with rx-usecs 64 than 0,
-        every byte delivered. The receiver runs one queue pair, so the
+        fewer interrupts per MiB of a bulk stream with rx-usecs 256 than 0,
+        every byte delivered. Under TCG a NAPI run takes long enough that
+        8 and 64 us batch little beyond what NAPI does anyway: their counts
+        are printed, not compared. The receiver runs one queue pair, so the
         stream's RX and its ACKs' TX completions share one vector in every
         run (with four, RSS and XPS place them apart or together by chance,
         which changes the count more than moderation does)."""

@@ -272,6 +272,7 @@ extern const char * const dmsnic_hw_stat_names[DMSNIC_HW_NUM_STATS];
 struct device *dmsnic_dma_dev(const struct dmsnic_priv *priv);
 void dmsnic_qp_init(struct dmsnic_qp *qp);
 void dmsnic_qp_coal_apply(struct dmsnic_qp *qp);
+void dmsnic_rx_dim_stop(struct dmsnic_qp *qp);
 int dmsnic_rx_alloc(struct dmsnic_priv *priv, struct dmsnic_rx_ring *rx,
 		    int idx, const struct netdev_queue_config *qcfg, u32 size,
 		    bool rings);

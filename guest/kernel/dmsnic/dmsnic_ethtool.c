@@ -539,6 +539,10 @@ static int dmsnic_set_coalesce(struct net_device *netdev,
 	coal->rx_frames = ec->rx_max_coalesced_frames;
 	coal->tx_usecs = ec->tx_coalesce_usecs;
 	coal->tx_frames = ec->tx_max_coalesced_frames;
+	/* While it is off NAPI leaves net_dim alone: start it afresh. */
+	if (ec->use_adaptive_rx_coalesce && !coal->adaptive_rx)
+		for (i = 0; i < priv->max_queues; i++)
+			priv->qps[i].rx_dim.state = DIM_START_MEASURE;
 	WRITE_ONCE(coal->adaptive_rx, !!ec->use_adaptive_rx_coalesce);
 	if (!priv->datapath_up)
 		return 0;

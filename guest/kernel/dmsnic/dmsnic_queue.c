@@ -242,8 +242,8 @@ static void dmsnic_qp_hw_down(struct dmsnic_priv *priv, struct dmsnic_qp *qp)
 	dmsnic_tx_hw_stop(qp);
 	qp->hw_up = false;
 	free_irq(qp->irq, qp);
-	/* NAPI is off: no new net_dim decision comes after this one. */
-	cancel_work_sync(&qp->rx_dim.work);
+	/* NAPI is off: no new net_dim sample comes after this. */
+	dmsnic_rx_dim_stop(qp);
 	netif_queue_set_napi(netdev, qp->idx, NETDEV_QUEUE_TYPE_RX, NULL);
 	netif_queue_set_napi(netdev, qp->idx, NETDEV_QUEUE_TYPE_TX, NULL);
 	netif_napi_del_locked(&qp->napi);

@@ -990,6 +990,18 @@ static void dmsnic_rx_dim_work(struct work_struct *work)
 	dim->state = DIM_START_MEASURE;
 }
 
+/*
+ * With the pair's NAPI off: no net_dim decision runs or is queued after
+ * this. A cancelled run would have restarted the measurement (net_dim
+ * waits for that in DIM_APPLY_NEW_PROFILE): do it here, or adaptive-rx
+ * would stay stuck on the pair.
+ */
+void dmsnic_rx_dim_stop(struct dmsnic_qp *qp)
+{
+	cancel_work_sync(&qp->rx_dim.work);
+	qp->rx_dim.state = DIM_START_MEASURE;
+}
+
 /* One NAPI run ended: feed net_dim (NAPI is the stats' only writer). */
 static void dmsnic_rx_dim_sample(struct dmsnic_qp *qp)
 {
