@@ -268,6 +268,28 @@ TEST_F(NicHardening, SendCallbackThatResetsTheNic)
 	EXPECT_EQ(host_->sent.size(), 2u);
 }
 
+// The RX engine yields once a step's frame budget is spent; a reset while
+// it waits empties the FIFO it was about to take the next frame from.
+TEST_F(NicHardening, ResetWhileTheRxEngineYieldsEmptiesItsFifo)
+{
+	const uint8_t frame[60] = {};
+	unsigned queued = 0;
+	while (dms_nic_receive(node_, frame, sizeof(frame)) == 1)
+		queued++;
+	ASSERT_GE(queued, 2u);
+	const uint64_t now = dms_node_deadline_ns(node_); // the frames are due now
+	const uint32_t drops = rd(DMS_NIC_REG_STAT_RX_DROP);
+	dms_node_step(node_, now); // the engine drops frames (queue off) until it yields
+	ASSERT_LT(rd(DMS_NIC_REG_STAT_RX_DROP) - drops, queued) << "the engine did not yield";
+	wr(DMS_NIC_REG_CTRL, DMS_NIC_CTRL_RESET);
+	run();
+	// The device still takes frames after it.
+	const uint32_t after = rd(DMS_NIC_REG_STAT_RX_DROP);
+	ASSERT_EQ(dms_nic_receive(node_, frame, sizeof(frame)), 1);
+	run();
+	EXPECT_EQ(rd(DMS_NIC_REG_STAT_RX_DROP), after + 1);
+}
+
 // Issue 10: one doorbell on a 32k-entry ring of frames whose buffers fault
 // is worked off a bounded number of descriptors per model step.
 TEST_F(NicHardening, HugeRingOfBadDescriptorsIsBoundedPerStep)

@@ -91,6 +91,9 @@ void Nic::rx_thread()
 		while (rx_fifo_.empty())
 			sc_core::wait(rx_ev_);
 		spend(budget, 1, kRxBudget);
+		// spend() may yield, and a reset in the meantime empties the FIFO.
+		if (rx_fifo_.empty())
+			continue;
 		std::vector<uint8_t> frame = std::move(rx_fifo_.front());
 		rx_fifo_.pop_front();
 		if (timed_)
