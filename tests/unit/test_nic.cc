@@ -112,6 +112,13 @@ protected:
 		ASSERT_EQ(dms_nic_receive(node_, f.data(), f.size()), 1);
 		run();
 	}
+	// Frame f arrives at simulated time `at` and the model runs up to it.
+	static void rx_at(const std::vector<uint8_t> &f, uint64_t at)
+	{
+		dms_node_step(node_, at);
+		ASSERT_EQ(dms_nic_receive(node_, f.data(), f.size()), 1);
+		dms_node_step(node_, at);
+	}
 	static std::string stats() { return dms_node_stats_json(node_); }
 	// The model's simulated time.
 	static uint64_t now()
@@ -362,18 +369,14 @@ TEST_F(Nic, ModerationDelaysTheInterruptAfterTheFirstCompletion)
 	EXPECT_EQ(rd(DMS_NIC_Q_BASE(0) + DMS_NIC_Q_RX_ITR_NS), 50000u);
 	auto f = frames::build(frames::Spec{});
 	const uint64_t t0 = now();
-	auto rx_at = [&](uint64_t t) { // a frame arrives at t0 + t
-		dms_node_step(node_, t0 + t);
-		ASSERT_EQ(dms_nic_receive(node_, f.data(), f.size()), 1);
-		dms_node_step(node_, t0 + t);
-	};
-	rx_at(0);
+	auto rx_after = [&](uint64_t t) { rx_at(f, t0 + t); };
+	rx_after(0);
 	ASSERT_EQ(host_->irqs.size(), 1u); // the first one is not delayed
 	dms_rx_cmpl c;
 	ASSERT_TRUE(next(0, &c));
 	qw(0, DMS_NIC_Q_IRQ_ARM, 1);
-	rx_at(100000); // idle until then: nothing pending, no wait
-	rx_at(130000); // does not move the deadline
+	rx_after(100000); // idle until then: nothing pending, no wait
+	rx_after(130000); // does not move the deadline
 	dms_node_step(node_, t0 + 149999);
 	EXPECT_EQ(host_->irqs.size(), 1u);
 	dms_node_step(node_, t0 + 150000);
@@ -389,38 +392,34 @@ TEST_F(Nic, ModerationFramesEndTheWaitEarly)
 	EXPECT_EQ(rd(DMS_NIC_Q_BASE(0) + DMS_NIC_Q_RX_ITR_FRAMES), 3u);
 	auto f = frames::build(frames::Spec{});
 	const uint64_t t0 = now();
-	auto rx_at = [&](uint64_t t) { // a frame arrives at t0 + t
-		dms_node_step(node_, t0 + t);
-		ASSERT_EQ(dms_nic_receive(node_, f.data(), f.size()), 1);
-		dms_node_step(node_, t0 + t);
-	};
+	auto rx_after = [&](uint64_t t) { rx_at(f, t0 + t); };
 	auto consume_and_arm = [&](unsigned n) {
 		dms_rx_cmpl c;
 		for (unsigned i = 0; i < n; i++)
 			ASSERT_TRUE(next(0, &c));
 		qw(0, DMS_NIC_Q_IRQ_ARM, 1);
 	};
-	rx_at(0);
+	rx_after(0);
 	ASSERT_EQ(host_->irqs, std::vector<unsigned>{1});
 	consume_and_arm(1);
-	rx_at(100);
-	rx_at(200);
+	rx_after(100);
+	rx_after(200);
 	EXPECT_EQ(host_->irqs.size(), 1u); // 2 pending of 3, 20 us not over
-	rx_at(300);			   // the third: due at the 2 us minimum gap
+	rx_after(300);			   // the third: due at the 2 us minimum gap
 	EXPECT_EQ(host_->irqs.size(), 1u);
 	dms_node_step(node_, t0 + 2000);
 	EXPECT_EQ(host_->irqs.size(), 2u);
 	consume_and_arm(3);
-	rx_at(3000); // one pending: 20 us after it
+	rx_after(3000); // one pending: 20 us after it
 	dms_node_step(node_, t0 + 22999);
 	EXPECT_EQ(host_->irqs.size(), 2u);
 	dms_node_step(node_, t0 + 23000);
 	EXPECT_EQ(host_->irqs.size(), 3u);
 	wr(DMS_NIC_REG_ITR_NS, 40000); // floor: 40 us after the last interrupt
 	consume_and_arm(1);
-	rx_at(24000);
-	rx_at(24100);
-	rx_at(24200); // the frame count no longer ends the wait before the floor
+	rx_after(24000);
+	rx_after(24100);
+	rx_after(24200); // the frame count no longer ends the wait before the floor
 	dms_node_step(node_, t0 + 62999);
 	EXPECT_EQ(host_->irqs.size(), 3u);
 	dms_node_step(node_, t0 + 63000);
