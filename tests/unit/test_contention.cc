@@ -10,6 +10,7 @@
 
 #include "config.h"
 #include "fabric_harness.h"
+#include "gen4_x16.h"
 
 using namespace fabric_test;
 
@@ -20,12 +21,8 @@ constexpr uint64_t kHost = 1ull << 32; // host memory above 4 GiB: 4-DW headers
 constexpr size_t kBurst = 64 << 10;    // the GPU copy engine's burst
 const sc_core::sc_time kRun(500, sc_core::SC_US);
 
-// Payload bandwidth of one direction of a Gen4 x16 link at MPS 256 with
-// 64-bit addresses: raw rate, less Ack/UpdateFC DLLPs (8 bytes per 168
-// each) and SKPs (4 per 1538), times 256 payload bytes per 280 on the wire.
-const double kLinkBps = 16e9 * 16 * 128 / 130 / 8 * (1 - 16.0 / 168 - 4.0 / 1538) * 256 / 280;
-// The same for read completions: 64-byte RCB pieces, 12-byte headers.
-const double kCplBps = 16e9 * 16 * 128 / 130 / 8 * (1 - 16.0 / 168 - 4.0 / 1538) * 64 / (64 + 20);
+using gen4_x16::kCplBps;
+using gen4_x16::kLinkBps;
 
 NodeConfig timed(unsigned hop_latency_ns, unsigned host_mem_gbps = 1638)
 {

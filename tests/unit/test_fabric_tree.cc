@@ -15,6 +15,7 @@
 #include <tlm_utils/simple_target_socket.h>
 
 #include "config.h"
+#include "gen4_x16.h"
 #include "pcie/fabric.h"
 
 using namespace devmemsim;
@@ -29,11 +30,8 @@ constexpr uint64_t kSocket1Mem = 64ull << 30; // mem_base of the second socket
 constexpr size_t kBurst = 64 << 10;
 const sc_core::sc_time kRun(500, sc_core::SC_US);
 
-// Payload bandwidth of one direction of a Gen4 x16 link at MPS 256 with
-// 64-bit addresses (test_contention.cc derives it).
-const double kLinkBps = 16e9 * 16 * 128 / 130 / 8 * (1 - 16.0 / 168 - 4.0 / 1538) * 256 / 280;
-// The same for read completions: 64-byte RCB pieces, 12-byte headers.
-const double kCplBps = 16e9 * 16 * 128 / 130 / 8 * (1 - 16.0 / 168 - 4.0 / 1538) * 64 / (64 + 20);
+using gen4_x16::kCplBps;
+using gen4_x16::kLinkBps;
 
 NodeConfig load(const std::string &text)
 {
