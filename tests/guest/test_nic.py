@@ -82,6 +82,24 @@ else:
 """
 
 
+# netdev qstats through the kernel's YNL library (in the payload), as the
+# selftests read them: qstats IF queue|device -> JSON list of dicts, and the
+# rtnl totals ("ip -s link") read right after, in one process.
+QSTATS = r"""
+import json, socket, subprocess, sys
+sys.path.insert(0, "/opt/devmemsim/selftests/tools/net/ynl")
+from pyynl.lib import YnlFamily
+ynl = YnlFamily("/opt/devmemsim/selftests/Documentation/netlink/specs/netdev.yaml", schema="")
+ifname, scope = sys.argv[1:]
+req = {"ifindex": socket.if_nametoindex(ifname)}
+if scope == "queue":
+    req["scope"] = ["queue"]
+stats = ynl.dump("qstats-get", req)
+link = json.loads(subprocess.check_output(["ip", "-s", "-j", "link", "show", "dev", ifname]))[0]["stats64"]
+print(json.dumps({"qstats": stats, "rtnl": link}))
+"""
+
+
 class Nic(TwoNodes):
     NAME = NAME
     results = []
@@ -131,6 +149,12 @@ class Nic(TwoNodes):
     def delta(before, after, pattern):
         rx = re.compile(pattern)
         return sum(after[k] - before.get(k, 0) for k in after if rx.fullmatch(k))
+
+    def qstats(self, node, scope):
+        """netdev qstats of the data interface (scope "queue" or "device")
+        and the rtnl totals read right after them."""
+        out = self.sh(node, f"python3 - {self.ifname[node]} {scope} <<'EOF'\n{QSTATS}\nEOF")
+        return json.loads(out)
 
     def configure(self, mtu, hds):
         self.both("ip link set {IF} mtu %d && ethtool -G {IF} tcp-data-split %s" % (mtu, "on" if hds else "off"))
@@ -302,6 +326,40 @@ class Nic(TwoNodes):
             self.assertLess(self.delta(before, after, r"rx[23]_packets"), 10)
         finally:
             self.sh(1, f"ethtool -X {rif} default")
+
+    def test_23_qstats(self):
+        """Per-queue qstats are the queues' counters, the device's are their
+        sum plus the history of queues ethtool -L took away (base stats),
+        and agree with the rtnl totals."""
+        rif = self.ifname[1]
+        self.iperf(0, 1, amount=TRANSFER_BYTES)
+        queues = self.qstats(1, "queue")["qstats"]
+        eth = self.stats(1)
+        rx = {q["queue-id"]: q for q in queues if q["queue-type"] == "rx"}
+        tx = {q["queue-id"]: q for q in queues if q["queue-type"] == "tx"}
+        self.assertEqual(sorted(rx), [0, 1, 2, 3])
+        self.assertEqual(sorted(tx), [0, 1, 2, 3])
+        for i in range(4):
+            # ethtool -S is read after: a stray ND/ARP frame may land between.
+            self.assertLessEqual(0, eth[f"rx{i}_packets"] - rx[i]["rx-packets"], 3)
+            self.assertLessEqual(0, eth[f"tx{i}_packets"] - tx[i]["tx-packets"], 3)
+        self.assertGreater(sum(q["rx-bytes"] for q in rx.values()), TRANSFER_BYTES)
+
+        dev = self.qstats(1, "device")
+        total, rtnl = dev["qstats"][0], dev["rtnl"]
+        for key in ("rx", "tx"):
+            for what in ("packets", "bytes"):
+                self.assertLessEqual(0, rtnl[key][what] - total[f"{key}-{what}"], 3 * 1600)
+        self.assertIn("rx-hw-drops", total)
+
+        self.sh(1, f"ethtool -L {rif} combined 1")
+        try:
+            after = self.qstats(1, "device")["qstats"][0]
+            self.assertGreaterEqual(after["rx-packets"], total["rx-packets"])
+            self.assertGreaterEqual(after["tx-packets"], total["tx-packets"])
+            self.assertEqual({q["queue-id"] for q in self.qstats(1, "queue")["qstats"]}, {0})
+        finally:
+            self.sh(1, f"ethtool -L {rif} combined 4")
 
     def test_30_channels(self):
         self.both("ethtool -L {IF} combined 2")

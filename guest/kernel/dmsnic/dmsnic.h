@@ -299,4 +299,9 @@ extern const struct netdev_queue_mgmt_ops dmsnic_queue_mgmt_ops;
 /* dmsnic_ethtool.c */
 extern const struct ethtool_ops dmsnic_ethtool_ops;
 
+/* dmsnic_stats.c */
+void dmsnic_get_stats64(struct net_device *netdev,
+			struct rtnl_link_stats64 *s);
+extern const struct netdev_stat_ops dmsnic_stat_ops;
+
 #endif /* _DMSNIC_H_ */

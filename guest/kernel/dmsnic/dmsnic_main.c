@@ -265,50 +265,6 @@ static int dmsnic_set_features(struct net_device *netdev,
 	return 0;
 }
 
-static void dmsnic_get_stats64(struct net_device *netdev,
-			       struct rtnl_link_stats64 *s)
-{
-	struct dmsnic_priv *priv = netdev_priv(netdev);
-	u64 hw[DMSNIC_HW_NUM_STATS];
-	unsigned int start;
-	u32 i;
-
-	for (i = 0; i < priv->max_queues; i++) {
-		const struct dmsnic_qp *qp = &priv->qps[i];
-		u64 pkts, bytes, drops, errors;
-
-		do {
-			start = u64_stats_fetch_begin(&qp->rx_stats.syncp);
-			pkts = qp->rx_stats.packets;
-			bytes = qp->rx_stats.bytes;
-			drops = qp->rx_stats.drops;
-		} while (u64_stats_fetch_retry(&qp->rx_stats.syncp, start));
-		s->rx_packets += pkts;
-		s->rx_bytes += bytes;
-		s->rx_dropped += drops;
-
-		do {
-			start = u64_stats_fetch_begin(&qp->txc_stats.syncp);
-			pkts = qp->txc_stats.packets;
-			bytes = qp->txc_stats.bytes;
-			errors = qp->txc_stats.errors;
-		} while (u64_stats_fetch_retry(&qp->txc_stats.syncp, start));
-		s->tx_packets += pkts;
-		s->tx_bytes += bytes;
-		s->tx_errors += errors;
-
-		do {
-			start = u64_stats_fetch_begin(&qp->tx_stats.syncp);
-			drops = qp->tx_stats.drops;
-		} while (u64_stats_fetch_retry(&qp->tx_stats.syncp, start));
-		s->tx_dropped += drops;
-	}
-
-	dmsnic_read_hw_stats(priv, hw);
-	s->rx_dropped += hw[DMSNIC_HW_RX_DROP];
-	s->rx_errors += hw[DMSNIC_HW_RX_DMA_ERR];
-}
-
 static void dmsnic_tx_timeout(struct net_device *netdev, unsigned int txq)
 {
 	struct dmsnic_priv *priv = netdev_priv(netdev);
@@ -477,6 +433,7 @@ static void dmsnic_init_netdev(struct dmsnic_priv *priv)
 	netdev->netdev_ops = &dmsnic_netdev_ops;
 	netdev->ethtool_ops = &dmsnic_ethtool_ops;
 	netdev->queue_mgmt_ops = &dmsnic_queue_mgmt_ops;
+	netdev->stat_ops = &dmsnic_stat_ops;
 	/* TX descriptors take any bus address, devmem (GPU BAR) included. */
 	netdev->netmem_tx = NETMEM_TX_DMA;
 	netdev->hw_features = NETIF_F_SG | NETIF_F_IP_CSUM | NETIF_F_IPV6_CSUM |
