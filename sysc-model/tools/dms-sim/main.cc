@@ -6,11 +6,13 @@
 // the GPUs (docs/architecture.md, "dms-sim").
 //
 //   dms-sim [--config NODE.toml] [--workload W.toml] [--set KEY=VALUE]...
-//           [--json FILE] [--trace FILE]
+//           [--json FILE] [--trace FILE] [--check]
 //
 // Prints a one-screen summary; --json writes the full report (stdout with
 // "-", the summary then on stderr); --trace writes the model's trace lines
-// (docs/tracing.md) with the simulated time in ns and the node. Exit status: 0 every flow
+// (docs/tracing.md) with the simulated time in ns and the node; --check
+// builds the simulation and stops there (what sweeps validate their points
+// with). Exit status: 0 every flow
 // completed and verified, 1 one did not, 2 a usage or configuration error (one line on stderr).
 #include <unistd.h>
 
@@ -34,13 +36,14 @@ namespace
 struct Args {
 	std::string config, workload, json, trace;
 	std::vector<std::string> node_sets, workload_sets;
+	bool check = false;
 };
 
 int usage(const std::string &msg)
 {
 	std::cerr << "dms-sim: " << msg
 		  << " (usage: dms-sim [--config NODE.toml] [--workload W.toml] "
-		     "[--set KEY=VALUE]... [--json FILE] [--trace FILE])\n";
+		     "[--set KEY=VALUE]... [--json FILE] [--trace FILE] [--check])\n";
 	return 2;
 }
 
@@ -49,6 +52,10 @@ std::string parse_args(int argc, char **argv, Args *a)
 {
 	for (int i = 1; i < argc; i++) {
 		const std::string arg = argv[i];
+		if (arg == "--check") {
+			a->check = true;
+			continue;
+		}
 		const bool takes = arg == "--config" || arg == "--workload" || arg == "--set" ||
 				   arg == "--json" || arg == "--trace";
 		if (!takes)
@@ -120,6 +127,8 @@ int main(int argc, char **argv)
 		std::cerr << "dms-sim: " << e.what() << "\n";
 		return 2;
 	}
+	if (a.check)
+		return 0;
 	if (trace)
 		sim->set_trace(trace.get());
 	const auto t0 = std::chrono::steady_clock::now();
