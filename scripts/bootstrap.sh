@@ -17,6 +17,8 @@ PKGS=(
 	openssh-client
 	# the lint suite (clang-format is above; checkpatch comes with the kernel)
 	shellcheck python3-pyflakes
+	# sweep plots
+	python3-matplotlib
 )
 # Packages from bookworm-backports (QEMU 10 needs meson >= 1.5).
 BPO_PKGS=(meson)

@@ -548,7 +548,7 @@ def tree_inputs_key(src: Path) -> str:
 # and the debug kernel's too for the guest-debug suite.
 STAGES = ("model", "qemu", "guest", "guest-debug")
 SUITE_NEEDS = {"unit": "model", "rtl": "model", "fuzz": "model", "lint": "model", "cli": "qemu",
-               "qemu": "qemu", "guest-debug": "guest-debug"}
+               "sweep": "model", "qemu": "qemu", "guest-debug": "guest-debug"}
 # meson test options that take a value (the next argument unless given as --opt=value).
 _MESON_VALUE_OPTS = {"--suite", "--no-suite", "--repeat", "--num-processes", "-j", "--setup",
                      "--wrapper", "--timeout-multiplier", "-t", "--test-args", "--logbase",

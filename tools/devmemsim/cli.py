@@ -8,7 +8,7 @@ import sys
 import time
 from pathlib import Path
 
-from . import build, demo, fidelity, kselftest, sim, stats
+from . import build, demo, fidelity, kselftest, sim, stats, sweep
 from .addressing import MAX_NODES
 from .build import build_all, build_for_tests, build_lock, build_model
 from .cluster import Cluster, Machine, list_clusters, node_config
@@ -78,6 +78,7 @@ def make_parser():
     d.add_argument("--json", metavar="FILE", help="also write the runs as JSON ({\"runs\": [...]})")
     d.add_argument("--accel", choices=["tcg", "kvm"], default="tcg", help="QEMU accelerator (default tcg)")
     sim.add_command(sub)
+    sweep.add_command(sub)
     fidelity.add_command(sub)
     t = sub.add_parser("test", help="build what the selected tests need and run them (meson test)")
     t.epilog = "Arguments after '--' go to meson test."
@@ -285,6 +286,7 @@ COMMANDS = {
     "status": cmd_status,
     "demo": cmd_demo,
     "sim": sim.run,
+    "sweep": sweep.run,
     "fidelity": fidelity.run,
     "test": cmd_test,
     "kselftest": cmd_kselftest,

@@ -1,0 +1,129 @@
+"""What runs one point, and the checks of a sweep against the engine's own
+schema: dms-sim --check for every point's keys and values, and a tiny run
+whose report names the metrics plots may use."""
+
+import json
+import subprocess
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from ..paths import BUILD
+from .results import flatten
+from .spec import FILE_KEYS, Point, Spec, SpecError
+
+DMS_SIM = BUILD / "sysc-model" / "dms-sim"
+# A probe run only has to produce a report with every metric's name.
+PROBE_SETS = {"run.duration_us": 1, "run.warmup_us": 0}
+
+
+def set_value(v) -> str:
+    """A --set value as dms-sim reads it (TOML; a bare word is a string)."""
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    return str(v)
+
+
+def sim_argv(spec: Spec, point: Point, node_file: str, extra: dict = None) -> list:
+    """dms-sim's command line for a point, without --json."""
+    argv = [str(DMS_SIM)]
+    config = node_file or spec.file_arg("config", point)
+    workload = spec.file_arg("workload", point)
+    if config:
+        argv += ["--config", config]
+    if workload:
+        argv += ["--workload", workload]
+    params = spec.template_params()
+    for k, v in {**spec.settings(point), **(extra or {})}.items():
+        if k not in FILE_KEYS and k not in params:
+            argv += ["--set", f"{k}={set_value(v)}"]
+    return argv
+
+
+def with_node_file(spec: Spec, point: Point, directory: Path, fn):
+    """fn(node_file) with the point's rendered node_template written into
+    DIRECTORY (node_file "" without a template)."""
+    if not spec.node_template:
+        return fn("")
+    with tempfile.NamedTemporaryFile("w", suffix=".toml", dir=directory) as f:
+        f.write(spec.node_toml(point))
+        f.flush()
+        return fn(f.name)
+
+
+def check_one(spec: Spec, point: Point, tmp: Path) -> str:
+    """'' or dms-sim's one-line complaint about this point."""
+    def run(node_file):
+        res = subprocess.run(sim_argv(spec, point, node_file) + ["--check"],
+                             capture_output=True, text=True, timeout=60)
+        lines = res.stderr.strip().splitlines()
+        return "" if res.returncode == 0 else (lines[-1] if lines else f"exit status {res.returncode}")
+    msg = with_node_file(spec, point, tmp, run)
+    return msg.removeprefix("dms-sim: ")
+
+
+def axis_probes(spec: Spec) -> list:
+    """(key, value, point): the first point with one axis at each value."""
+    first = spec.points()[0]
+    probes = []
+    for k in spec.axes:
+        for v in (spec.grid.get(k) or spec.zip[k]):
+            probes.append((k, v, Point(0, {**first.axes, k: v})))
+    return probes
+
+
+def check_sim(spec: Spec, jobs: int) -> None:
+    """Every axis value, then every point, through dms-sim --check: the
+    first complaint as a SpecError naming the key (or the point)."""
+    if not DMS_SIM.is_file():
+        raise SpecError(spec.path, "sweep.engine", f"{DMS_SIM} is not built")
+    with tempfile.TemporaryDirectory(prefix="dms-sweep-") as tmp, ThreadPoolExecutor(jobs) as pool:
+        tmp = Path(tmp)
+        probes = axis_probes(spec)
+        for (k, v, _), msg in zip(probes, pool.map(lambda p: check_one(spec, p[2], tmp), probes)):
+            if msg:
+                where = "grid" if k in spec.grid else "zip"
+                raise SpecError(spec.path, f"{where}.{k}", f"value {v!r}: {msg}")
+        points = spec.points()
+        for p, msg in zip(points, pool.map(lambda p: check_one(spec, p, tmp), points)):
+            if msg:
+                desc = ", ".join(f"{k}={v!r}" for k, v in p.axes.items())
+                raise SpecError(spec.path, f"point {p.label} ({desc})" if desc else "set", msg)
+
+
+def metric_names(spec: Spec) -> set:
+    """Flattened metric names of tiny runs of the first and last points."""
+    points = spec.points()
+    names = set()
+    with tempfile.TemporaryDirectory(prefix="dms-sweep-") as tmp:
+        for p in {points[0].index: points[0], points[-1].index: points[-1]}.values():
+            def run(node_file):
+                return subprocess.run(sim_argv(spec, p, node_file, PROBE_SETS) + ["--json", "-"],
+                                      capture_output=True, text=True, timeout=60)
+            res = with_node_file(spec, p, Path(tmp), run)
+            if res.returncode in (0, 1):
+                names |= set(flatten(json.loads(res.stdout)))
+    return names
+
+
+def check_plot_metrics(spec: Spec) -> None:
+    """Each plot's y (and a non-axis x) is a metric of the engine's report."""
+    if not spec.plots:
+        return
+    names = metric_names(spec)
+    for i, plot in enumerate(spec.plots):
+        if plot.x not in spec.axes and plot.x not in names:
+            raise SpecError(spec.path, f"plot[{i}].x", f"{plot.x!r} is neither an axis nor a metric of "
+                            "dms-sim's report (results.csv's columns)")
+        for y in plot.y:
+            if y not in names:
+                raise SpecError(spec.path, f"plot[{i}].y", f"{y!r} is not a metric of dms-sim's report "
+                                "(results.csv's columns)")
+
+
+def check(spec: Spec, jobs: int) -> None:
+    if spec.engine == "demo":
+        raise SpecError(spec.path, "sweep.engine", "\"demo\" (QEMU demo points) is not implemented yet; "
+                        "use \"sim\"")
+    check_sim(spec, jobs)
+    check_plot_metrics(spec)

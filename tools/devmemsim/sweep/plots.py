@@ -1,0 +1,111 @@
+"""A sweep's plots: per [[plot]], DIR/plots/NAME.json (the data drawn:
+facets, series, x, y, error) and NAME.png/.svg drawn from it with
+matplotlib (Agg): a line per series and y metric, the mean over repeats
+with the standard deviation as error bars."""
+
+import json
+import statistics
+from pathlib import Path
+
+# Name suffix -> (unit shown, factor applied): what the report's and
+# dms-sim's key names end with.
+UNITS = (
+    ("_gbps", "Gbit/s", 1), ("_bps", "Gbit/s", 1e-9), ("_ns", "ns", 1), ("_us", "µs", 1),
+    ("_ps", "ps", 1), ("_s", "s", 1), ("_bytes", "bytes", 1), ("_kib", "KiB", 1),
+    ("_mib", "MiB", 1), ("utilisation", "fraction of time busy", 1), ("mtu", "bytes", 1),
+    ("_per_byte", "bytes per byte", 1), ("_per_s", "1/s", 1), ("width", "lanes", 1),
+)
+
+
+def unit_of(name: str):
+    """(unit, factor) for a metric or key name; ("", 1) when unknown."""
+    for suffix, unit, factor in UNITS:
+        if name.endswith(suffix):
+            return unit, factor
+    return "", 1
+
+
+def label_of(name: str) -> str:
+    unit, _ = unit_of(name)
+    return f"{name} ({unit})" if unit else name
+
+
+def scaled(name: str, v):
+    _, factor = unit_of(name)
+    return v * factor if isinstance(v, (int, float)) and not isinstance(v, bool) else v
+
+
+def sort_key(v):
+    return (0, v, "") if isinstance(v, (int, float)) else (1, 0, str(v))
+
+
+def series_line(rows: list, plot, y: str) -> dict:
+    """x, mean y, stdev over repeats of ROWS (points of one series)."""
+    by_x = {}
+    for r in rows:
+        if r["status"] == "ok" and r.get(y) is not None and r.get(plot.x) is not None:
+            by_x.setdefault(r[plot.x], []).append(scaled(y, r[y]))
+    xs = sorted(by_x, key=sort_key)
+    return {"x": [scaled(plot.x, x) for x in xs],
+            "y": [statistics.fmean(by_x[x]) for x in xs],
+            "yerr": [statistics.stdev(by_x[x]) if len(by_x[x]) > 1 else 0.0 for x in xs],
+            "n": [len(by_x[x]) for x in xs]}
+
+
+def values_of(spec, key: str) -> list:
+    return (spec.grid.get(key) or spec.zip.get(key) or [None]) if key else [None]
+
+
+def plot_data(spec, plot, rows: list) -> dict:
+    """Everything a figure shows, as plain data."""
+    facets = []
+    for fv in values_of(spec, plot.facet):
+        series = []
+        for sv in values_of(spec, plot.series):
+            sel = [r for r in rows if (not plot.facet or r.get(plot.facet) == fv)
+                   and (not plot.series or r.get(plot.series) == sv)]
+            for y in plot.y:
+                parts = ([y] if len(plot.y) > 1 else []) + ([f"{plot.series}={sv}"] if plot.series else [])
+                series.append({"label": ", ".join(parts) or y, "metric": y, plot.series or "series": sv,
+                               **series_line(sel, plot, y)})
+        facets.append({"facet": f"{plot.facet}={fv}" if plot.facet else "", "series": series})
+    ylabel = plot.ylabel or (label_of(plot.y[0]) if len(plot.y) == 1 else
+                             ", ".join(sorted({unit_of(y)[0] or y for y in plot.y})))
+    return {"name": plot.name, "title": plot.title or plot.name, "x": plot.x, "y": plot.y,
+            "xlabel": plot.xlabel or label_of(plot.x), "ylabel": ylabel, "facets": facets}
+
+
+def draw(data: dict, out: Path) -> None:
+    """NAME.png and NAME.svg from plot_data's dict."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    n = len(data["facets"])
+    fig, axes = plt.subplots(1, n, figsize=(6.4 * min(n, 3), 4.6), squeeze=False, sharey=True)
+    for ax, facet in zip(axes[0], data["facets"]):
+        for s in facet["series"]:
+            has_err = any(e > 0 for e in s["yerr"])
+            ax.errorbar(s["x"], s["y"], yerr=s["yerr"] if has_err else None, marker="o",
+                        capsize=3 if has_err else 0, label=s["label"])
+        ax.set_xlabel(data["xlabel"])
+        ax.set_title(facet["facet"] or data["title"], fontsize="medium")
+        ax.grid(True, alpha=0.3)
+        if len(facet["series"]) > 1:
+            ax.legend(fontsize="small")
+    axes[0][0].set_ylabel(data["ylabel"])
+    if n > 1:
+        fig.suptitle(data["title"])
+    fig.tight_layout()
+    for ext in ("png", "svg"):
+        fig.savefig(out / f"{data['name']}.{ext}", dpi=120)
+    plt.close(fig)
+
+
+def write_plots(spec, out: Path, rows: list) -> None:
+    d = out / "plots"
+    d.mkdir(exist_ok=True)
+    for plot in spec.plots:
+        data = plot_data(spec, plot, rows)
+        (d / f"{plot.name}.json").write_text(json.dumps(data, indent=1) + "\n")
+        draw(data, d)
