@@ -1,0 +1,214 @@
+"""devmemsim sweep: sweep-file mistakes, a local sweep against dms-sim run
+by hand, a failed point, --resume after an interrupted sweep, and the data
+the plots are drawn from. Every point simulates well under a second.
+
+Run by meson with the dms-sim binary as the first argument."""
+
+import csv
+import json
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "cli"))
+from clilib import cli  # noqa: E402
+from devmemsim.paths import LAUNCHER  # noqa: E402
+
+DMS_SIM = sys.argv.pop(1)
+# Wall-clock figures differ between any two runs.
+VOLATILE = ("wall_time_s", "events_per_s", "sim_gbps_per_wall_s")
+
+FOUR_POINTS = """[sweep]
+engine = "sim"
+[set]
+"run.duration_us" = 60
+"run.warmup_us" = 10
+[grid]
+"traffic.mode" = ["devmem", "bounce"]
+"driver.mtu" = {start = 1500, stop = 9000, step = 7500}
+[[plot]]
+name = "goodput"
+x = "driver.mtu"
+y = ["goodput_bps", "flows.0.analytic_bound_bps"]
+series = "traffic.mode"
+"""
+
+
+def flatten(report, prefix=""):
+    out = {}
+    for k, v in (report.items() if isinstance(report, dict) else enumerate(report)):
+        if isinstance(v, (dict, list)):
+            out.update(flatten(v, f"{prefix}{k}."))
+        else:
+            out[f"{prefix}{k}"] = v
+    return out
+
+
+def text(v):
+    """A JSON scalar as results.csv spells it."""
+    return ("true" if v else "false") if isinstance(v, bool) else str(v)
+
+
+def rows(out):
+    with open(Path(out) / "results.csv", newline="") as f:
+        return list(csv.DictReader(f))
+
+
+class SweepDir(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory(prefix="dms-sweep-test-")
+        self.dir = Path(self.tmp.name)
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def sweep_file(self, body, name="s.toml"):
+        path = self.dir / name
+        path.write_text(body)
+        return path
+
+
+class Validation(SweepDir):
+    def assertRejected(self, body, *needles):
+        path = self.sweep_file(body)
+        out = self.dir / "out"
+        res = cli("sweep", str(path), "--out", str(out))
+        self.assertEqual(res.returncode, 2, res.stderr)
+        lines = [ln for ln in res.stderr.strip().splitlines()
+                 if not ln.startswith("devmemsim: waiting for another devmemsim build")]
+        self.assertEqual(len(lines), 1, res.stderr)
+        for needle in (str(path), *needles):
+            self.assertIn(needle, lines[0])
+        self.assertFalse(out.exists(), "nothing runs before the file is valid")
+
+    def test_mistakes_get_one_line_naming_file_and_key(self):
+        base = '[sweep]\nengine = "sim"\n'
+        cases = [
+            ('[sweep]\nengine = "qemu"\n', "sweep.engine", "expected 'sim' or 'demo'"),
+            (base + '[grid]\n"traffic.pace" = [1, 2]\n', "grid.traffic.pace", "unknown key"),
+            (base + '[grid]\n"nic.frobs" = [1]\n', "grid.nic.frobs", "unknown key"),
+            (base + '[grid]\n"driver.mtu" = [1500, 100]\n', "grid.driver.mtu", "value 100",
+             "expected a number from 576 to 9000"),
+            (base + '[grid]\n"driver.mtu" = {start = 9000, stop = 1500, step = 500}\n',
+             "grid.driver.mtu", "below start"),
+            (base + '[grid]\n"driver.mtu" = {start = 1500, stop = 9000, step = 0}\n',
+             "grid.driver.mtu", "step 0"),
+            (base + '[grid]\n"driver.mtu" = []\n', "grid.driver.mtu", "empty axis"),
+            (base + '[zip]\n"driver.mtu" = [1500, 9000]\n"traffic.mode" = ["bounce"]\n', "zip",
+             "different lengths"),
+            (base + '[grid]\npairs = [1, 2]\n', "grid.pairs", "unknown key"),
+            (base + '[grid]\n"network.nodes" = [2, 3]\n', "grid.network.nodes", "value 3", "a wire joins 2"),
+            (base + '[grid]\n"driver.mtu" = [1500]\n[[plot]]\nname = "p"\nx = "driver.mtu"\n'
+             'y = "goodput_gbps"\n', "plot[0].y", "'goodput_gbps' is not a metric"),
+            (base + '[grid]\n"driver.mtu" = [1500]\n[[plot]]\nname = "p"\nx = "pcie.gen"\n'
+             'y = "goodput_bps"\n', "plot[0].x", "neither an axis nor a metric"),
+            (base + '[grid]\n"driver.mtu" = [1500]\n[[plot]]\nname = "p"\nx = "driver.mtu"\n'
+             'y = "goodput_bps"\nseries = "traffic.mode"\n', "plot[0].series", "is not an axis"),
+            (base + '[grid]\n"driver.mtu" = [1500]\n"traffic.mode" = ["devmem", "bounce"]\n[[plot]]\n'
+             'name = "p"\nx = "driver.mtu"\ny = "goodput_bps"\n', "plot[0]", "traffic.mode varies"),
+        ]
+        for body, *needles in cases:
+            with self.subTest(needles[0]):
+                self.assertRejected(body, *needles)
+
+
+class LocalSweep(SweepDir):
+    def test_four_points_equal_dms_sim_run_by_hand(self):
+        out = self.dir / "out"
+        res = cli("sweep", str(self.sweep_file(FOUR_POINTS)), "--jobs", "2", "--out", str(out))
+        self.assertEqual(res.returncode, 0, res.stderr)
+        table = rows(out)
+        self.assertEqual(len(table), 4)
+        for row in table:
+            self.assertEqual(row["status"], "ok")
+            args = ["--set", "run.duration_us=60", "--set", "run.warmup_us=10",
+                    "--set", f"traffic.mode={row['traffic.mode']}", "--set", f"driver.mtu={row['driver.mtu']}"]
+            by_hand = flatten(json.loads(subprocess.run([DMS_SIM, *args, "--json", "-"], check=True,
+                                                        capture_output=True, text=True).stdout))
+            for k, v in by_hand.items():
+                if k not in VOLATILE:
+                    self.assertEqual(row[k], text(v), f"point {row['point']}: {k}")
+        report = (out / "report.md").read_text()
+        self.assertIn("plots/goodput.png", report)
+        self.assertIn("software version", report)
+
+    def test_plot_data_has_a_series_per_value_and_metric(self):
+        out = self.dir / "out"
+        res = cli("sweep", str(self.sweep_file(FOUR_POINTS)), "--out", str(out))
+        self.assertEqual(res.returncode, 0, res.stderr)
+        data = json.loads((out / "plots" / "goodput.json").read_text())
+        series = data["facets"][0]["series"]
+        self.assertEqual(len(series), 4)  # 2 modes x (goodput, bound)
+        table = rows(out)
+        for s in series:
+            mine = sorted((r for r in table if r["traffic.mode"] == s["traffic.mode"]),
+                          key=lambda r: int(r["driver.mtu"]))
+            self.assertEqual(s["x"], [int(r["driver.mtu"]) for r in mine])
+            want = [float(r[s["metric"]]) / 1e9 for r in mine]  # drawn in Gbit/s
+            self.assertEqual(len(s["y"]), len(want))
+            for got, value in zip(s["y"], want):
+                self.assertAlmostEqual(got, value, places=9)
+        self.assertEqual(data["ylabel"], "Gbit/s")
+        for ext in ("png", "svg"):
+            head = (out / "plots" / f"goodput.{ext}").read_bytes()[:8]
+            self.assertTrue(head.startswith(b"\x89PNG") if ext == "png" else b"<?xml" in head)
+
+    def test_a_failed_point_is_recorded_and_the_others_run(self):
+        body = FOUR_POINTS.replace('"traffic.mode" = ["devmem", "bounce"]', '"faults.rx_drop_rate" = [0, 0.5]')
+        body = body[:body.index("[[plot]]")]
+        out = self.dir / "out"
+        res = cli("sweep", str(self.sweep_file(body)), "--out", str(out))
+        self.assertEqual(res.returncode, 1, res.stderr)
+        status = {r["faults.rx_drop_rate"]: r["status"] for r in rows(out)}
+        self.assertEqual(status, {"0": "ok", "0.5": "failed (exit 1)"}, status)
+        self.assertIn("Failed points", (out / "report.md").read_text())
+
+
+class Resume(SweepDir):
+    def test_resume_after_an_interrupt_runs_only_the_missing_points(self):
+        body = FOUR_POINTS.replace('"run.duration_us" = 60', '"run.duration_us" = 20000')
+        body = body.replace('"driver.mtu" = {start = 1500, stop = 9000, step = 7500}',
+                            '"driver.mtu" = [1500, 4000, 9000]')
+        path, out = self.sweep_file(body), self.dir / "out"
+        proc = subprocess.Popen([str(LAUNCHER), "sweep", str(path), "--jobs", "1", "--out", str(out)],
+                                stderr=subprocess.PIPE, text=True, start_new_session=True)
+        statuses = out / "points"
+        deadline = time.monotonic() + 120
+        while len(list(statuses.glob("*/status.json"))) < 2 and time.monotonic() < deadline:
+            time.sleep(0.02)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+        self.assertEqual(proc.returncode, 130, err)
+        self.assertIn("--resume", err)
+        before = {p.parent.name: p.read_text() for p in statuses.glob("*/status.json")}
+        self.assertTrue(2 <= len(before) < 6, before)
+        self.assertEqual(list(statuses.glob("*/result.json.tmp")), [])
+
+        res = cli("sweep", str(path), "--jobs", "2", "--out", str(out), "--resume")
+        self.assertEqual(res.returncode, 0, res.stderr)
+        missing = sorted({f"{i:04d}" for i in range(6)} - set(before))
+        self.assertIn("running " + " ".join(missing), res.stderr)
+        after = {p.parent.name: p.read_text() for p in statuses.glob("*/status.json")}
+        self.assertEqual(sorted(after), [f"{i:04d}" for i in range(6)])
+        for point, text_before in before.items():
+            self.assertEqual(after[point], text_before, f"point {point} ran again")
+        self.assertEqual(len(rows(out)), 6)
+
+    def test_resume_refuses_another_sweep(self):
+        out = self.dir / "out"
+        self.assertEqual(cli("sweep", str(self.sweep_file(FOUR_POINTS)), "--out", str(out)).returncode, 0)
+        other = self.sweep_file(FOUR_POINTS.replace('["devmem", "bounce"]', '["devmem"]'), "t.toml")
+        res = cli("sweep", str(other), "--out", str(out), "--resume")
+        self.assertEqual(res.returncode, 2, res.stderr)
+        self.assertIn("holds other points", res.stderr)
+        res = cli("sweep", str(other), "--out", str(out))
+        self.assertEqual(res.returncode, 2, res.stderr)
+        self.assertIn("exists and is not empty", res.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main(argv=sys.argv)
