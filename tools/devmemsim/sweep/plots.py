@@ -56,6 +56,21 @@ def values_of(spec, key: str) -> list:
     return (spec.grid.get(key) or spec.zip.get(key) or [None]) if key else [None]
 
 
+def merge_same(series: list) -> list:
+    """A metric whose line is the same for every series value (a bound, a
+    line rate) is drawn once, labelled by the metric alone."""
+    out, merged = [], set()
+    for s in series:
+        same = [t for t in series if t["metric"] == s["metric"]]
+        if len(same) > 1 and all((t["x"], t["y"]) == (s["x"], s["y"]) for t in same):
+            if s["metric"] not in merged:
+                merged.add(s["metric"])
+                out.append({**s, "label": s["metric"], "value": None})
+        else:
+            out.append(s)
+    return out
+
+
 def plot_data(spec, plot, rows: list) -> dict:
     """Everything a figure shows, as plain data."""
     facets = []
@@ -66,9 +81,9 @@ def plot_data(spec, plot, rows: list) -> dict:
                    and (not plot.series or r.get(plot.series) == sv)]
             for y in plot.y:
                 parts = ([y] if len(plot.y) > 1 else []) + ([f"{plot.series}={sv}"] if plot.series else [])
-                series.append({"label": ", ".join(parts) or y, "metric": y, plot.series or "series": sv,
+                series.append({"label": ", ".join(parts) or y, "metric": y, "value": sv,
                                **series_line(sel, plot, y)})
-        facets.append({"facet": f"{plot.facet}={fv}" if plot.facet else "", "series": series})
+        facets.append({"facet": f"{plot.facet}={fv}" if plot.facet else "", "series": merge_same(series)})
     ylabel = plot.ylabel or (label_of(plot.y[0]) if len(plot.y) == 1 else
                              ", ".join(sorted({unit_of(y)[0] or y for y in plot.y})))
     return {"name": plot.name, "title": plot.title or plot.name, "x": plot.x, "y": plot.y,
