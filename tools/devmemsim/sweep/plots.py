@@ -7,6 +7,8 @@ import json
 import statistics
 from pathlib import Path
 
+from .spec import FILE_KEYS, toml_value
+
 # Name suffix -> (unit shown, factor applied): what the report's and
 # dms-sim's key names end with.
 UNITS = (
@@ -35,18 +37,26 @@ def scaled(name: str, v):
     return v * factor if isinstance(v, (int, float)) and not isinstance(v, bool) else v
 
 
-def sort_key(v):
-    return (0, v, "") if isinstance(v, (int, float)) else (1, 0, str(v))
+def x_order(spec, plot):
+    """Sort key of x values: an axis's own order, else numbers first."""
+    values = values_of(spec, plot.x)
+    return lambda v: (values.index(v), 0, "") if v in values else \
+        (len(values), v, "") if isinstance(v, (int, float)) else (len(values) + 1, 0, str(v))
 
 
-def series_line(rows: list, plot, y: str) -> dict:
+def x_shown(key: str, v):
+    """An x value as drawn: a file (config, workload) by its name's stem."""
+    return Path(v).stem if key in FILE_KEYS and isinstance(v, str) else scaled(key, v)
+
+
+def series_line(spec, rows: list, plot, y: str) -> dict:
     """x, mean y, stdev over repeats of ROWS (points of one series)."""
     by_x = {}
     for r in rows:
         if r["status"] == "ok" and r.get(y) is not None and r.get(plot.x) is not None:
             by_x.setdefault(r[plot.x], []).append(scaled(y, r[y]))
-    xs = sorted(by_x, key=sort_key)
-    return {"x": [scaled(plot.x, x) for x in xs],
+    xs = sorted(by_x, key=x_order(spec, plot))
+    return {"x": [x_shown(plot.x, x) for x in xs],
             "y": [statistics.fmean(by_x[x]) for x in xs],
             "yerr": [statistics.stdev(by_x[x]) if len(by_x[x]) > 1 else 0.0 for x in xs],
             "n": [len(by_x[x]) for x in xs]}
@@ -56,9 +66,11 @@ def values_of(spec, key: str) -> list:
     return (spec.grid.get(key) or spec.zip.get(key) or [None]) if key else [None]
 
 
-def merge_same(series: list) -> list:
-    """A metric whose line is the same for every series value (a bound, a
-    line rate) is drawn once, labelled by the metric alone."""
+def merge_same(series: list, metrics: int) -> list:
+    """With several metrics, one whose line is the same for every series
+    value (a bound, a line rate) is drawn once, labelled by the metric."""
+    if metrics < 2:
+        return series
     out, merged = [], set()
     for s in series:
         same = [t for t in series if t["metric"] == s["metric"]]
@@ -80,10 +92,10 @@ def plot_data(spec, plot, rows: list) -> dict:
             sel = [r for r in rows if (not plot.facet or r.get(plot.facet) == fv)
                    and (not plot.series or r.get(plot.series) == sv)]
             for y in plot.y:
-                parts = ([y] if len(plot.y) > 1 else []) + ([f"{plot.series}={sv}"] if plot.series else [])
+                parts = ([y] if len(plot.y) > 1 else []) + ([f"{plot.series}={toml_value(sv)}"] if plot.series else [])
                 series.append({"label": ", ".join(parts) or y, "metric": y, "value": sv,
-                               **series_line(sel, plot, y)})
-        facets.append({"facet": f"{plot.facet}={fv}" if plot.facet else "", "series": merge_same(series)})
+                               **series_line(spec, sel, plot, y)})
+        facets.append({"facet": f"{plot.facet}={toml_value(fv)}" if plot.facet else "", "series": merge_same(series, len(plot.y))})
     ylabel = plot.ylabel or (label_of(plot.y[0]) if len(plot.y) == 1 else
                              ", ".join(sorted({unit_of(y)[0] or y for y in plot.y})))
     return {"name": plot.name, "title": plot.title or plot.name, "x": plot.x, "y": plot.y,
@@ -97,8 +109,12 @@ def draw(data: dict, out: Path) -> None:
     import matplotlib.pyplot as plt
 
     n = len(data["facets"])
-    fig, axes = plt.subplots(1, n, figsize=(6.4 * min(n, 3), 4.6), squeeze=False, sharey=True)
-    for ax, facet in zip(axes[0], data["facets"]):
+    cols = min(n, 2)
+    rows = (n + cols - 1) // cols
+    fig, axes = plt.subplots(rows, cols, figsize=(6.4 * cols, 4.6 * rows), squeeze=False, sharey=True)
+    for ax in axes.flat[n:]:
+        ax.set_visible(False)
+    for ax, facet in zip(axes.flat, data["facets"]):
         for s in facet["series"]:
             has_err = any(e > 0 for e in s["yerr"])
             ax.errorbar(s["x"], s["y"], yerr=s["yerr"] if has_err else None, marker="o",
@@ -108,7 +124,8 @@ def draw(data: dict, out: Path) -> None:
         ax.grid(True, alpha=0.3)
         if len(facet["series"]) > 1:
             ax.legend(fontsize="small")
-    axes[0][0].set_ylabel(data["ylabel"])
+    for row in axes:
+        row[0].set_ylabel(data["ylabel"])
     if n > 1:
         fig.suptitle(data["title"])
     fig.tight_layout()
