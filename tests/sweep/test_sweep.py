@@ -116,6 +116,17 @@ class Validation(SweepDir):
                 self.assertRejected(body, *needles)
 
 
+class Shipped(unittest.TestCase):
+    def test_shipped_sweeps_are_valid(self):
+        sweeps = sorted((Path(__file__).resolve().parents[2] / "configs" / "sweeps").glob("*.toml"))
+        self.assertGreaterEqual(len(sweeps), 4)
+        for path in sweeps:
+            with self.subTest(path.name):
+                res = cli("sweep", str(path), "--check")
+                self.assertEqual(res.returncode, 0, res.stderr)
+                self.assertIn("valid", res.stdout)
+
+
 class LocalSweep(SweepDir):
     def test_four_points_equal_dms_sim_run_by_hand(self):
         out = self.dir / "out"
@@ -170,6 +181,46 @@ class LocalSweep(SweepDir):
         status = {r["faults.rx_drop_rate"]: r["status"] for r in rows(out)}
         self.assertEqual(status, {"0": "ok", "0.5": "failed (exit 1)"}, status)
         self.assertIn("Failed points", (out / "report.md").read_text())
+
+
+TEMPLATE_REPEATS = """[sweep]
+engine = "sim"
+repeats = 2
+node_template = \"\"\"
+[[topology.switch]]
+[[topology.nic]]
+count = {pairs}
+[[topology.gpu]]
+count = {pairs}
+\"\"\"
+[set]
+"run.duration_us" = 60
+"run.warmup_us" = 10
+[grid]
+pairs = [1, 2]
+[[plot]]
+name = "goodput"
+x = "pairs"
+y = "goodput_bps"
+"""
+
+
+class TemplateAndRepeats(SweepDir):
+    def test_node_template_per_point_and_seeds_per_repeat(self):
+        out = self.dir / "out"
+        res = cli("sweep", str(self.sweep_file(TEMPLATE_REPEATS)), "--out", str(out))
+        self.assertEqual(res.returncode, 0, res.stderr)
+        table = rows(out)
+        self.assertEqual([(r["pairs"], r["repeat"], r["seed"]) for r in table],
+                         [("1", "0", "1"), ("1", "1", "2"), ("2", "0", "1"), ("2", "1", "2")])
+        for r in table:
+            self.assertEqual(r["network.pairs_per_node"], r["pairs"])
+            self.assertEqual(r["flows.1.verified"], "true" if r["pairs"] == "2" else "")
+        self.assertIn("count = 2", (out / "points" / "0003" / "node.toml").read_text())
+        line = json.loads((out / "plots" / "goodput.json").read_text())["facets"][0]["series"][0]
+        self.assertEqual(line["x"], [1, 2])
+        self.assertEqual(line["n"], [2, 2])  # both repeats of each point
+        self.assertEqual(len(line["yerr"]), 2)
 
 
 class Resume(SweepDir):

@@ -24,6 +24,8 @@ def add_command(sub):
                    help="output directory (default sweeps/NAME in the current directory)")
     s.add_argument("--resume", action="store_true",
                    help="DIR holds this sweep already: run only its missing and failed points")
+    s.add_argument("--check", action="store_true",
+                   help="check the file and every point against dms-sim's schema, run nothing")
 
 
 def prepare_out(spec, out: Path, resume: bool) -> None:
@@ -80,6 +82,9 @@ def run(a) -> int:
     with build_lock():
         build_model()
     engine.check(spec, a.jobs)
+    if a.check:
+        print(f"{a.file}: {len(spec.points())} points, {len(spec.plots)} plots: valid")
+        return 0
     prepare_out(spec, out, a.resume)
     signal.signal(signal.SIGTERM, interrupt)
     try:
