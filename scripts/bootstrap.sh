@@ -17,8 +17,9 @@ PKGS=(
 	openssh-client
 	# the lint suite (clang-format is above; checkpatch comes with the kernel)
 	shellcheck python3-pyflakes
-	# sweep plots
-	python3-matplotlib
+	# sweep plots; Slurm for sweeps as job arrays (the sweep-slurm test starts
+	# a one-node cluster of its own: nothing is configured system-wide)
+	python3-matplotlib slurm-wlm munge
 )
 # Packages from bookworm-backports (QEMU 10 needs meson >= 1.5).
 BPO_PKGS=(meson)
