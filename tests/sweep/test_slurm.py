@@ -5,7 +5,6 @@ key and socket, slurmctld and slurmd on free ports, as root), then
 
 Run by meson with the dms-sim binary as the first argument."""
 
-import csv
 import json
 import os
 import shutil
@@ -20,19 +19,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "cli"))
 from clilib import cli  # noqa: E402
+from sweeplib import FOUR_POINTS, rows  # noqa: E402
 
 DMS_SIM = sys.argv.pop(1)
 DAEMONS = ("munged", "slurmctld", "slurmd", "sbatch", "squeue")
-
-SWEEP = """[sweep]
-engine = "sim"
-[set]
-"run.duration_us" = 60
-"run.warmup_us" = 10
-[grid]
-"traffic.mode" = ["devmem", "bounce"]
-"driver.mtu" = [1500, 9000]
-"""
 
 SLURM_CONF = """ClusterName=dmssweeptest
 SlurmctldHost={host}(127.0.0.1)
@@ -143,7 +133,7 @@ class Slurm(unittest.TestCase):
     def test_sweep_runs_as_a_job_array_and_collects(self):
         self.cluster.start()
         path, out = self.dir / "s.toml", self.dir / "out"
-        path.write_text(SWEEP)
+        path.write_text(FOUR_POINTS)
         res = cli("sweep", str(path), "--out", str(out), "--slurm", "--time", "5")
         self.assertEqual(res.returncode, 0, res.stderr + self.cluster.logs())
         self.assertIn("submitted Slurm job", res.stdout)
@@ -153,12 +143,11 @@ class Slurm(unittest.TestCase):
                          [f"{job}_{i}.out" for i in range(4)])
         res = cli("sweep", "--collect", str(out))
         self.assertEqual(res.returncode, 0, res.stderr + self.cluster.logs())
-        with open(out / "results.csv", newline="") as f:
-            rows = list(csv.DictReader(f))
-        self.assertEqual([r["status"] for r in rows], ["ok"] * 4)
+        table = rows(out)
+        self.assertEqual([r["status"] for r in table], ["ok"] * 4)
         mine = json.loads((out / "points" / "0003" / "result.json").read_text())
         self.assertEqual(mine["flows"][0]["mtu"], 9000)
-        self.assertEqual(rows[3]["flows.0.mode"], "bounce")
+        self.assertEqual(table[3]["flows.0.mode"], "bounce")
 
 
 def main():

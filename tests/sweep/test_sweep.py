@@ -4,7 +4,6 @@ the plots are drawn from. Every point simulates well under a second.
 
 Run by meson with the dms-sim binary as the first argument."""
 
-import csv
 import json
 import signal
 import subprocess
@@ -17,20 +16,13 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "cli"))
 from clilib import cli  # noqa: E402
 from devmemsim.paths import LAUNCHER  # noqa: E402
+from sweeplib import FOUR_POINTS, rows  # noqa: E402
 
 DMS_SIM = sys.argv.pop(1)
 # Wall-clock figures differ between any two runs.
 VOLATILE = ("wall_time_s", "events_per_s", "sim_gbps_per_wall_s")
 
-FOUR_POINTS = """[sweep]
-engine = "sim"
-[set]
-"run.duration_us" = 60
-"run.warmup_us" = 10
-[grid]
-"traffic.mode" = ["devmem", "bounce"]
-"driver.mtu" = {start = 1500, stop = 9000, step = 7500}
-[[plot]]
+FOUR_POINTS_PLOT = FOUR_POINTS + """[[plot]]
 name = "goodput"
 x = "driver.mtu"
 y = ["goodput_bps", "flows.0.analytic_bound_bps"]
@@ -51,11 +43,6 @@ def flatten(report, prefix=""):
 def text(v):
     """A JSON scalar as results.csv spells it."""
     return ("true" if v else "false") if isinstance(v, bool) else str(v)
-
-
-def rows(out):
-    with open(Path(out) / "results.csv", newline="") as f:
-        return list(csv.DictReader(f))
 
 
 class SweepDir(unittest.TestCase):
@@ -130,7 +117,7 @@ class Shipped(unittest.TestCase):
 class LocalSweep(SweepDir):
     def test_four_points_equal_dms_sim_run_by_hand(self):
         out = self.dir / "out"
-        res = cli("sweep", str(self.sweep_file(FOUR_POINTS)), "--jobs", "2", "--out", str(out))
+        res = cli("sweep", str(self.sweep_file(FOUR_POINTS_PLOT)), "--jobs", "2", "--out", str(out))
         self.assertEqual(res.returncode, 0, res.stderr)
         table = rows(out)
         self.assertEqual(len(table), 4)
@@ -149,7 +136,7 @@ class LocalSweep(SweepDir):
 
     def test_plot_data_has_a_series_per_value_and_metric(self):
         out = self.dir / "out"
-        res = cli("sweep", str(self.sweep_file(FOUR_POINTS)), "--out", str(out))
+        res = cli("sweep", str(self.sweep_file(FOUR_POINTS_PLOT)), "--out", str(out))
         self.assertEqual(res.returncode, 0, res.stderr)
         data = json.loads((out / "plots" / "goodput.json").read_text())
         series = data["facets"][0]["series"]
@@ -174,7 +161,6 @@ class LocalSweep(SweepDir):
 
     def test_a_failed_point_is_recorded_and_the_others_run(self):
         body = FOUR_POINTS.replace('"traffic.mode" = ["devmem", "bounce"]', '"faults.rx_drop_rate" = [0, 0.5]')
-        body = body[:body.index("[[plot]]")]
         out = self.dir / "out"
         res = cli("sweep", str(self.sweep_file(body)), "--out", str(out))
         self.assertEqual(res.returncode, 1, res.stderr)

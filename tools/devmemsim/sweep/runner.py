@@ -68,16 +68,18 @@ class Runner:
             with self.lock:
                 if self.stopping.is_set():
                     return None
-                proc = subprocess.Popen(argv + ["--json", str(result) + ".tmp"], stdout=log,
+                proc = subprocess.Popen(argv + ["--json", f"{result}.tmp"], stdout=log,
                                         stderr=subprocess.STDOUT, start_new_session=True)
                 self.procs[point.index] = proc
             status = proc.wait()
         with self.lock:
             del self.procs[point.index]
+        partial = Path(str(result) + ".tmp")
         if self.stopping.is_set():
+            partial.unlink(missing_ok=True)
             return None
-        if Path(str(result) + ".tmp").exists():
-            os.replace(str(result) + ".tmp", result)
+        if partial.exists():
+            os.replace(partial, result)
         write_json(d / "status.json", {"exit": status, "started": started,
                                        "seconds": round(time.time() - started, 3)})
         return status
