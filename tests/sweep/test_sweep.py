@@ -89,6 +89,8 @@ class Validation(SweepDir):
              "different lengths"),
             (base + '[grid]\npairs = [1, 2]\n', "grid.pairs", "unknown key"),
             (base + '[grid]\n"network.nodes" = [2, 3]\n', "grid.network.nodes", "value 3", "a wire joins 2"),
+            (base + '[zip]\n"network.kind" = ["wire", "wire"]\n"network.nodes" = [2, 4]\n', "zip",
+             "row network.kind='wire', network.nodes=4", "a wire joins 2"),
             (base + '[grid]\n"driver.mtu" = [1500]\n[[plot]]\nname = "p"\nx = "driver.mtu"\n'
              'y = "goodput_gbps"\n', "plot[0].y", "'goodput_gbps' is not a metric"),
             (base + '[grid]\n"driver.mtu" = [1500]\n[[plot]]\nname = "p"\nx = "pcie.gen"\n'
@@ -112,6 +114,16 @@ class Shipped(unittest.TestCase):
                 res = cli("sweep", str(path), "--check")
                 self.assertEqual(res.returncode, 0, res.stderr)
                 self.assertIn("valid", res.stdout)
+
+
+class ZipRows(SweepDir):
+    def test_zip_keys_are_checked_together(self):
+        # Valid only in lock-step: 4 nodes need a switch.
+        body = ('[sweep]\nengine = "sim"\n[zip]\n"network.kind" = ["wire", "switch"]\n'
+                '"network.nodes" = [2, 4]\n"traffic.flows" = ["0->1", "ring"]\n')
+        res = cli("sweep", str(self.sweep_file(body)), "--check")
+        self.assertEqual(res.returncode, 0, res.stderr)
+        self.assertIn("2 points", res.stdout)
 
 
 class LocalSweep(SweepDir):

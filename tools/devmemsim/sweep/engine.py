@@ -63,12 +63,17 @@ def check_one(spec: Spec, point: Point, tmp: Path) -> str:
 
 
 def axis_probes(spec: Spec) -> list:
-    """(key, value, point): the first point with one axis at each value."""
+    """(where, what, point): the first point with one grid axis at each of
+    its values, or with each row of the zip (its keys go together): all
+    points of the sweep, each blaming one key or row."""
     first = spec.points()[0]
     probes = []
-    for k in spec.axes:
-        for v in (spec.grid.get(k) or spec.zip[k]):
-            probes.append((k, v, Point(0, {**first.axes, k: v})))
+    for k, values in spec.grid.items():
+        probes += [(f"grid.{k}", f"value {v!r}", Point(0, {**first.axes, k: v})) for v in values]
+    for i in range(len(next(iter(spec.zip.values()), []))):
+        row = {k: values[i] for k, values in spec.zip.items()}
+        what = "row " + ", ".join(f"{k}={v!r}" for k, v in row.items())
+        probes.append(("zip", what, Point(0, {**first.axes, **row})))
     return probes
 
 
@@ -80,10 +85,9 @@ def check_sim(spec: Spec, jobs: int) -> None:
     with tempfile.TemporaryDirectory(prefix="dms-sweep-") as tmp, ThreadPoolExecutor(jobs) as pool:
         tmp = Path(tmp)
         probes = axis_probes(spec)
-        for (k, v, _), msg in zip(probes, pool.map(lambda p: check_one(spec, p[2], tmp), probes)):
+        for (where, what, _), msg in zip(probes, pool.map(lambda p: check_one(spec, p[2], tmp), probes)):
             if msg:
-                where = "grid" if k in spec.grid else "zip"
-                raise SpecError(spec.path, f"{where}.{k}", f"value {v!r}: {msg}")
+                raise SpecError(spec.path, where, f"{what}: {msg}")
         points = spec.points()
         for p, msg in zip(points, pool.map(lambda p: check_one(spec, p, tmp), points)):
             if msg:

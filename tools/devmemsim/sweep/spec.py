@@ -202,7 +202,7 @@ def axis_values(path, where, v) -> list:
     for x in v:
         if not is_scalar(x):
             raise SpecError(path, where, f"{x!r}: expected a number, string or boolean")
-    if len(set(map(repr, v))) != len(v):
+    if where.startswith("grid.") and len(set(map(repr, v))) != len(v):
         raise SpecError(path, where, "a value appears twice")
     return v
 
