@@ -148,6 +148,11 @@ class Slurm(unittest.TestCase):
         mine = json.loads((out / "points" / "0003" / "result.json").read_text())
         self.assertEqual(mine["flows"][0]["mtu"], 9000)
         self.assertEqual(table[3]["flows.0.mode"], "bounce")
+        # Nothing is missing: --resume submits no second job.
+        res = cli("sweep", str(path), "--out", str(out), "--slurm", "--resume")
+        self.assertEqual(res.returncode, 0, res.stderr)
+        self.assertIn("every point", res.stderr)
+        self.assertEqual((out / "slurm" / "job").read_text().strip(), job)
 
 
 def main():
