@@ -10,18 +10,11 @@ from pathlib import Path
 
 from ..paths import BUILD
 from .results import flatten
-from .spec import FILE_KEYS, Point, Spec, SpecError
+from .spec import FILE_KEYS, Point, Spec, SpecError, toml_value
 
 DMS_SIM = BUILD / "sysc-model" / "dms-sim"
 # A probe run only has to produce a report with every metric's name.
 PROBE_SETS = {"run.duration_us": 1, "run.warmup_us": 0}
-
-
-def set_value(v) -> str:
-    """A --set value as dms-sim reads it (TOML; a bare word is a string)."""
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    return str(v)
 
 
 def sim_argv(spec: Spec, point: Point, node_file: str, extra: dict = None) -> list:
@@ -36,7 +29,7 @@ def sim_argv(spec: Spec, point: Point, node_file: str, extra: dict = None) -> li
     params = spec.template_params()
     for k, v in {**spec.settings(point), **(extra or {})}.items():
         if k not in FILE_KEYS and k not in params:
-            argv += ["--set", f"{k}={set_value(v)}"]
+            argv += ["--set", f"{k}={toml_value(v)}"]  # dms-sim reads TOML values
     return argv
 
 
