@@ -44,6 +44,9 @@ KERNEL_FLAVOURS = {
     "debug": [KERNEL_FRAGMENT, ROOT / "configs" / "kernel" / "debug.config"],
 }
 GUEST_MODULES = ["dmsgpu", "dmsnic"]  # load order
+# Shared libraries of the guest tools (guest/tools/meson.build), installed
+# beside them: libdmsrx.so, dms-devmem's receive loop.
+GUEST_TOOL_LIBS = BUILD / "guest" / "tools"
 # The selftests' kselftest install (scripts/build-selftests.sh) goes to
 # selftests/tools/testing/selftests in the payload, its path in the kernel
 # tree; beside it, at their tree paths too, the YNL Python library and the
@@ -280,7 +283,8 @@ def build_payload(kos: list, selftests: Path, ksrc: Path, where: Path) -> Path:
     (never in the source tree)."""
     stage = where / "payload"
     img = where / "payload.img"
-    inputs = [*kos, selftests, ROOT / "guest" / "tools", *(ksrc / p for p in KSELFTEST_TREE_PATHS)]
+    inputs = [*kos, selftests, ROOT / "guest" / "tools", *sorted(GUEST_TOOL_LIBS.glob("*.so")),
+              *(ksrc / p for p in KSELFTEST_TREE_PATHS)]
     key = digest(*inputs)
     stamp = where / "payload.key"
     if stamped(stamp, key) and img.is_file():
@@ -296,6 +300,8 @@ def build_payload(kos: list, selftests: Path, ksrc: Path, where: Path) -> Path:
         # Executables, and the Python modules they import from their directory.
         if tool.is_file() and (os.access(tool, os.X_OK) or tool.suffix == ".py"):
             shutil.copy2(tool, stage / "bin")
+    for lib in GUEST_TOOL_LIBS.glob("*.so"):  # built by meson (build_model)
+        shutil.copy2(lib, stage / "bin")
     shutil.copy2(selftests / "drivers" / "net" / "hw" / "ncdevmem", stage / "bin")
     guest_root = stage / Path(KSELFTEST_GUEST_ROOT).relative_to("/opt/devmemsim")
     shutil.copytree(selftests, guest_root, symlinks=True)
