@@ -308,6 +308,7 @@ NLA_F_NESTED = 0x8000
 # include/uapi/linux/netdev.h
 NETDEV_CMD_BIND_RX, NETDEV_CMD_BIND_TX = 13, 15
 NETDEV_A_DMABUF_IFINDEX, NETDEV_A_DMABUF_QUEUES, NETDEV_A_DMABUF_FD, NETDEV_A_DMABUF_ID = 1, 2, 3, 4
+NETDEV_A_DMABUF_RX_PAGE_SIZE = 5
 NETDEV_A_QUEUE_ID, NETDEV_A_QUEUE_TYPE = 1, 3
 NETDEV_QUEUE_TYPE_RX = 0
 NETDEV_CMD_PAGE_POOL_GET = 5
@@ -383,8 +384,9 @@ class GenlSocket:
         return struct.unpack("=H", reply[CTRL_ATTR_FAMILY_ID][:2])[0]
 
 
-def bind_dmabuf(buf, ifname, rx_queues=None):
-    """Bind buf to ifname's RX queues (or for TX when rx_queues is None).
+def bind_dmabuf(buf, ifname, rx_queues=None, rx_page_size=0):
+    """Bind buf to ifname's RX queues (or for TX when rx_queues is None),
+    RX in buffers of rx_page_size bytes (0: the kernel's, PAGE_SIZE).
     Returns (socket holding the binding, binding id)."""
     try:
         ifindex = socket.if_nametoindex(ifname)
@@ -403,6 +405,8 @@ def bind_dmabuf(buf, ifname, rx_queues=None):
                 queue = nla(NETDEV_A_QUEUE_ID, struct.pack("=I", q))
                 queue += nla(NETDEV_A_QUEUE_TYPE, struct.pack("=I", NETDEV_QUEUE_TYPE_RX))
                 attrs += nla(NETDEV_A_DMABUF_QUEUES | NLA_F_NESTED, queue)
+            if rx_page_size:
+                attrs += nla(NETDEV_A_DMABUF_RX_PAGE_SIZE, struct.pack("=I", rx_page_size))
         reply = nl.request(what, family, cmd, attrs)
         return nl, struct.unpack("=I", reply[NETDEV_A_DMABUF_ID][:4])[0]
     except BaseException:

@@ -296,14 +296,14 @@ class BadInput(unittest.TestCase):
 
     def test_ring_resize_during_bound_transfer_mtu9000(self):
         """ethtool -G restarts every RX queue, the bound one included, with
-        9000-byte frames (three payload buffers each) half assembled: no
-        leak, no kernel complaint, every byte arrives."""
+        9000-byte frames (three payload buffers each: 4 KiB rx-page-size)
+        half assembled: no leak, no kernel complaint, every byte arrives."""
         port = 5306
         mtu = self.sh(1, "cat /sys/class/net/eth1/mtu").stdout.strip()
         self.sh(0, "ip link set eth1 mtu 9000")
         self.sh(1, "ip link set eth1 mtu 9000")
         try:
-            self.start_server(port)
+            self.start_server(port, "--rx-page-size 4K")
             self.sh(0, f"rm -f /tmp/c{port}; nohup {TOOL} client --addr {SERVER} --port {port} "
                        f"--bytes 32M --result /tmp/c{port} >/dev/null 2>&1 &")
             count = "ethtool -S eth1 | awk '/rx3_packets/ {print $2}'"
