@@ -39,14 +39,22 @@ def set_mtu(cl: Cluster, nodes, mtu: int) -> None:
         cl.sh(n, f"IF=$(ls /sys/bus/pci/drivers/dmsnic/*/net/ | head -n1) && ip link set \"$IF\" mtu {mtu}")
 
 
+def boot(accel: str, name: str) -> Cluster:
+    """Build what is stale, then boot the two default nodes transfers run
+    between (the caller stops the cluster)."""
+    started = time.monotonic()
+    art = build_all()
+    print(f"devmemsim: built in {time.monotonic() - started:.0f} s; booting two nodes ({accel})", flush=True)
+    cl = Cluster(name)
+    cl.boot(art, 2, str(ROOT / "configs" / "node" / "default.toml"), [], Machine(accel=accel))
+    return cl
+
+
 def run(mib: int, mtu: int, accel: str, json_path: str = "") -> int:
     """The whole demo; exit status 0 when every run is verified."""
     check_options(mib, mtu)
     started = time.monotonic()
-    art = build_all()
-    print(f"devmemsim: built in {time.monotonic() - started:.0f} s; booting two nodes ({accel})", flush=True)
-    cl = Cluster(f"demo-{os.getpid()}")
-    cl.boot(art, 2, str(ROOT / "configs" / "node" / "default.toml"), [], Machine(accel=accel))
+    cl = boot(accel, f"demo-{os.getpid()}")
     try:
         print(cl.sh("node0", GUEST_SCRIPT), end="", flush=True)
         set_mtu(cl, ["node0", "node1"], mtu)
