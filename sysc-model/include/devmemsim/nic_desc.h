@@ -83,7 +83,8 @@ DMS_STATIC_ASSERT(sizeof(struct dms_rx_cmpl) == 32, "dms_rx_cmpl is 32 bytes");
 
 /*
  * TX descriptor: one per buffer of a frame, SOP on the first, EOP on the
- * last, at most DMS_NIC_REG_MAX_TX_FRAGS per frame. Buffers may be in host
+ * last, at most DMS_NIC_REG_MAX_TX_FRAGS per frame (v1.5: optionally after a
+ * segmentation descriptor, below). Buffers may be in host
  * or device memory. The device completes frames, not descriptors: the EOP
  * descriptor's tag comes back in a TX completion.
  */
@@ -98,6 +99,33 @@ DMS_STATIC_ASSERT(sizeof(struct dms_tx_desc) == 16, "dms_tx_desc is 16 bytes");
 #define DMS_TX_F_SOP (1U << 0)
 #define DMS_TX_F_EOP (1U << 1)
 #define DMS_TX_F_CSUM (1U << 2) /* SOP: fill in the TCP/UDP checksum */
+#define DMS_TX_F_SEG (1U << 3)	/* a dms_tx_seg_desc, not a buffer */
+
+/*
+ * Segmentation descriptor (v1.5, DMS_NIC_CAP_TSO/USO): put before the SOP
+ * descriptor of a chain, it makes the device cut the chain (a super-frame:
+ * hdr_len bytes of Ethernet + IP + TCP/UDP headers, then the payload) into
+ * frames of hdr_len + mss bytes, the last one shorter, each with its own
+ * rewritten headers and checksums (docs/datasheet.md, Segmentation). It
+ * takes a ring slot but is not a buffer: it does not count towards
+ * MAX_TX_FRAGS, and its flags sit where a buffer descriptor's do, so a
+ * chain without it is read exactly as before. Exactly one DMS_TX_SEG_*
+ * kind is set; the rsvd fields are 0.
+ */
+struct dms_tx_seg_desc {
+	dms_le16 mss;	  /* payload bytes per segment */
+	dms_le16 hdr_len; /* Ethernet + IP + TCP/UDP header bytes */
+	dms_le32 rsvd0;
+	dms_le32 rsvd1;
+	dms_le16 flags; /* DMS_TX_F_SEG | one DMS_TX_SEG_* */
+	dms_le16 rsvd2;
+};
+DMS_STATIC_ASSERT(sizeof(struct dms_tx_seg_desc) == 16, "dms_tx_seg_desc is 16 bytes");
+
+#define DMS_TX_SEG_TCP4 (1U << 4) /* TCP over IPv4 (TSO) */
+#define DMS_TX_SEG_TCP6 (1U << 5) /* TCP over IPv6 (TSO) */
+#define DMS_TX_SEG_UDP (1U << 6)  /* UDP over IPv4 or IPv6 (USO: UDP GSO) */
+#define DMS_TX_SEG_KINDS (DMS_TX_SEG_TCP4 | DMS_TX_SEG_TCP6 | DMS_TX_SEG_UDP)
 
 struct dms_tx_cmpl {
 	dms_le16 flags; /* DMS_TX_C_* */

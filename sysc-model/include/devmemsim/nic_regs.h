@@ -11,7 +11,7 @@
 #include "regs_common.h"
 
 #define DMS_NIC_ID_MAGIC 0x4e534d44 /* "DMSN" in memory order */
-#define DMS_NIC_VERSION 0x00010004  /* major 1, minor 4 */
+#define DMS_NIC_VERSION 0x00010005  /* major 1, minor 5 */
 
 /* Identity and capabilities (read only). */
 #define DMS_NIC_REG_ID 0x0000		/* DMS_NIC_ID_MAGIC */
@@ -23,6 +23,20 @@
 #define DMS_NIC_REG_MAX_MTU 0x0018	/* largest MTU (L3 bytes): 9000 */
 #define DMS_NIC_REG_MAX_TX_FRAGS 0x001c /* descriptors per TX frame: 18 */
 #define DMS_NIC_REG_NTUPLE_SIZE 0x0020	/* flow steering table entries: 64 */
+#define DMS_NIC_REG_CAPS 0x0024		/* v1.5: DMS_NIC_CAP_* */
+#define DMS_NIC_CAP_TSO (1U << 0)	/* DMS_TX_SEG_TCP4, DMS_TX_SEG_TCP6 */
+#define DMS_NIC_CAP_USO (1U << 1)	/* DMS_TX_SEG_UDP */
+
+/*
+ * Segmentation limits (v1.5, dms_tx_seg_desc): a super-frame's payload is
+ * 1..DMS_NIC_TSO_MAX_PAYLOAD bytes in at most DMS_NIC_TSO_MAX_SEGS segments
+ * of mss >= DMS_NIC_TSO_MIN_MSS bytes, hdr_len <= DMS_NIC_TSO_MAX_HDR and
+ * hdr_len - (Ethernet header and tags) + mss <= MTU.
+ */
+#define DMS_NIC_TSO_MAX_PAYLOAD 65536
+#define DMS_NIC_TSO_MAX_SEGS 64
+#define DMS_NIC_TSO_MIN_MSS 64
+#define DMS_NIC_TSO_MAX_HDR 256
 
 /* Device control. */
 #define DMS_NIC_REG_CTRL 0x0040
@@ -67,6 +81,10 @@
 #define DMS_NIC_REG_STAT_TX_DMA_ERR 0x0090   /* TX buffer address faulted */
 #define DMS_NIC_REG_STAT_RING_ERR 0x0094     /* bad ring setup or index */
 #define DMS_NIC_REG_STAT_RING_DMA_ERR 0x0098 /* ring access faulted: queue stopped */
+/* v1.5: segmentation (dms_tx_seg_desc); RO, 32-bit, wrap. */
+#define DMS_NIC_REG_TSO_SUPER 0x00c0 /* super-frames segmented */
+#define DMS_NIC_REG_TSO_WIRE 0x00c4  /* frames they became on the wire */
+#define DMS_NIC_REG_TSO_ERR 0x00c8   /* refused: dropped with DMS_TX_C_ERR */
 
 /*
  * RSS: Toeplitz hash over the IPv4/IPv6 addresses and, for TCP/UDP, the

@@ -186,7 +186,9 @@ std::string Nic::stats_json() const
 	  << ", \"tx_frames\": " << c_.tx_frames << ", \"tx_bytes\": " << c_.tx_bytes
 	  << ", \"tx_desc_err\": " << c_.tx_desc_err << ", \"tx_dma_err\": " << c_.tx_dma_err
 	  << ", \"ring_err\": " << c_.ring_err << ", \"ring_dma_err\": " << c_.ring_dma_err
-	  << ", \"rx_hdr_overflow\": " << c_.rx_hdr_overflow << ", \"queues\": [";
+	  << ", \"rx_hdr_overflow\": " << c_.rx_hdr_overflow << ", \"tx_tso\": " << c_.tx_tso
+	  << ", \"tx_tso_segs\": " << c_.tx_tso_segs << ", \"tx_tso_err\": " << c_.tx_tso_err
+	  << ", \"queues\": [";
 	for (unsigned i = 0; i < nq_; i++)
 		o << (i ? ", " : "") << "{\"rx_frames\": " << q_[i]->rx_frames
 		  << ", \"rx_split\": " << q_[i]->rx_split

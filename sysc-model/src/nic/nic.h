@@ -39,6 +39,9 @@ struct NicCounters {
 	uint64_t ring_err = 0;
 	uint64_t ring_dma_err = 0;    // ring accesses that faulted (each stopped its queue)
 	uint64_t rx_hdr_overflow = 0; // headers longer than the header buffer: not split
+	// Segmentation (nic_tso.cc): super-frames cut, the frames they became,
+	// segmentation requests refused.
+	uint64_t tx_tso = 0, tx_tso_segs = 0, tx_tso_err = 0;
 };
 
 class Nic : public sc_core::sc_module, public RegFile
@@ -52,7 +55,9 @@ public:
 	// simulated time pass (kWorkYieldNs), so one model step stays bounded
 	// whatever the rings hold.
 	static constexpr unsigned kRxBudget = 64; // frames
-	static constexpr unsigned kTxBudget = 64; // frames (each <= kMaxTxFrags descriptors)
+	// frames (each <= kMaxTxFrags descriptors); every segment of a
+	// super-frame counts as one
+	static constexpr unsigned kTxBudget = 64;
 	static constexpr double kWorkYieldNs = 10;
 	// Timed mode: like a real NIC (descriptor prefetch, many outstanding
 	// PCIe requests, posted writes), the DMA engine does not finish one
@@ -103,6 +108,11 @@ private:
 	struct Queue;
 	struct RxFrame;
 	enum class TxChain { Incomplete, Complete, Bad, Fault };
+	// A chain's segmentation descriptor, if it starts with one.
+	struct TxSeg {
+		bool on = false;
+		dms_tx_seg_desc d{};
+	};
 	// Frame bytes allowed beyond the MTU: Ethernet header and two VLAN tags.
 	static constexpr size_t kL2Overhead = 14 + 8;
 
@@ -133,10 +143,13 @@ private:
 
 	// Transmit (nic_tx.cc).
 	void tx_thread();
-	bool tx_frame(unsigned qi);
-	TxChain tx_gather(unsigned qi, std::vector<dms_tx_desc> &d);
-	bool tx_read_frame(const std::vector<dms_tx_desc> &d, std::vector<uint8_t> &frame);
+	unsigned tx_frame(unsigned qi);
+	TxChain tx_gather(unsigned qi, std::vector<dms_tx_desc> &d, TxSeg &seg);
+	bool tx_read_frame(const std::vector<dms_tx_desc> &d, std::vector<uint8_t> &frame,
+			   bool seg);
 	bool tx_send(unsigned qi, std::vector<uint8_t> &frame, bool csum);
+	bool tx_segment(unsigned qi, const std::vector<uint8_t> &frame, const dms_tx_seg_desc &sd,
+			unsigned &sent);
 	void tx_complete(unsigned qi, uint16_t tag, bool bad);
 	void tx_ring_fault(unsigned qi, const char *what);
 	// Frames handled at one simulated time by the RX or TX engine.

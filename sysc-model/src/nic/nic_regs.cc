@@ -115,6 +115,8 @@ uint32_t Nic::read32(uint32_t off)
 		return kMaxTxFrags;
 	case DMS_NIC_REG_NTUPLE_SIZE:
 		return kNtupleSize;
+	case DMS_NIC_REG_CAPS:
+		return DMS_NIC_CAP_TSO | DMS_NIC_CAP_USO;
 	case DMS_NIC_REG_CTRL:
 		return 0;
 	case DMS_NIC_REG_STATUS:
@@ -156,6 +158,12 @@ uint32_t Nic::settings_read(uint32_t off) const
 		return static_cast<uint32_t>(c_.ring_err);
 	case DMS_NIC_REG_STAT_RING_DMA_ERR:
 		return static_cast<uint32_t>(c_.ring_dma_err);
+	case DMS_NIC_REG_TSO_SUPER:
+		return static_cast<uint32_t>(c_.tx_tso);
+	case DMS_NIC_REG_TSO_WIRE:
+		return static_cast<uint32_t>(c_.tx_tso_segs);
+	case DMS_NIC_REG_TSO_ERR:
+		return static_cast<uint32_t>(c_.tx_tso_err);
 	case DMS_NIC_REG_Q_FAULT_LO:
 		return fault_bits(0);
 	case DMS_NIC_REG_Q_FAULT_HI:

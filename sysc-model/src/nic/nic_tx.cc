@@ -1,11 +1,16 @@
 // SPDX-License-Identifier: MIT
 // The NIC's transmit path: descriptor chains gathered into frames,
-// checksum insertion, the wire, and TX completions.
+// checksum insertion, segmentation (segment.cc), the wire, and TX
+// completions.
+#include <algorithm>
+#include <cstring>
+
 #include "devmemsim/nic_desc.h"
 #include "devmemsim/nic_regs.h"
 #include "nic/csum.h"
 #include "nic/nic.h"
 #include "nic/nic_queue.h"
+#include "nic/segment.h"
 
 namespace devmemsim
 {
@@ -17,8 +22,8 @@ void Nic::tx_thread()
 		unsigned frames = 0;
 		for (unsigned i = 0; i < nq_; i++) {
 			const Queue &q = *q_[i];
-			if (q.tx_on && q.tdescs() && q.tcmpl_free() && tx_frame(i))
-				frames++;
+			if (q.tx_on && q.tdescs() && q.tcmpl_free())
+				frames += tx_frame(i);
 			tx_pace();
 		}
 		if (!frames)
@@ -28,24 +33,32 @@ void Nic::tx_thread()
 	}
 }
 
-// Read the descriptors from the ring head up to EOP into d. A chain that
-// breaks the rules is cut there: it is consumed and dropped. A descriptor
-// read that faults stops the queue (Fault).
-Nic::TxChain Nic::tx_gather(unsigned qi, std::vector<dms_tx_desc> &d)
+// Read the descriptors from the ring head up to EOP into d, a leading
+// segmentation descriptor into seg. A chain that breaks the rules is cut
+// there: it is consumed and dropped. A descriptor read that faults stops
+// the queue (Fault).
+Nic::TxChain Nic::tx_gather(unsigned qi, std::vector<dms_tx_desc> &d, TxSeg &seg)
 {
 	const Queue &q = *q_[qi];
 	const uint32_t avail = q.tdescs();
 	const uint32_t head = q.tx_head, ring = q.tx_size;
 	const uint64_t base = q.tx_cfg.tdesc_base;
-	for (uint32_t i = 0; i < avail && i <= kMaxTxFrags; i++) {
+	for (uint32_t i = 0; i < avail && d.size() <= kMaxTxFrags; i++) {
 		dms_tx_desc desc{};
 		bool ok = dma_rw(base + sizeof(desc) * ((head + i) % ring), &desc, sizeof(desc),
 				 false, DmaStep::Prefetch);
 		if (!ok)
 			return TxChain::Fault;
+		if (i == 0 && (desc.flags & DMS_TX_F_SEG)) {
+			static_assert(sizeof(seg.d) == sizeof(desc), "one ring slot");
+			std::memcpy(&seg.d, &desc, sizeof(desc));
+			seg.on = true;
+			continue;
+		}
 		d.push_back(desc);
 		bool sop = desc.flags & DMS_TX_F_SOP;
-		if ((i == 0) != sop || !desc.len || desc.len > 65535 || d.size() > kMaxTxFrags) {
+		if ((d.size() == 1) != sop || (desc.flags & DMS_TX_F_SEG) || !desc.len ||
+		    desc.len > 65535 || d.size() > kMaxTxFrags) {
 			c_.tx_desc_err++;
 			trace_("txq%u drop: malformed descriptor %u (flags 0x%x, len %u)", qi,
 			       (head + i) % ring, unsigned(desc.flags), unsigned(desc.len));
@@ -59,14 +72,15 @@ Nic::TxChain Nic::tx_gather(unsigned qi, std::vector<dms_tx_desc> &d)
 	return TxChain::Incomplete;
 }
 
-// Copy the chain's buffers into one frame; false if it is malformed or a
-// buffer faults (counted).
-bool Nic::tx_read_frame(const std::vector<dms_tx_desc> &d, std::vector<uint8_t> &frame)
+// Copy the chain's buffers into one frame (a super-frame if seg); false
+// if it is malformed or a buffer faults (counted).
+bool Nic::tx_read_frame(const std::vector<dms_tx_desc> &d, std::vector<uint8_t> &frame, bool seg)
 {
 	size_t total = 0;
 	for (const auto &x : d)
 		total += x.len;
-	if (total < 14 || total > mtu_ + kL2Overhead) {
+	const size_t max = seg ? DMS_NIC_TSO_MAX_HDR + DMS_NIC_TSO_MAX_PAYLOAD : mtu_ + kL2Overhead;
+	if (total < 14 || total > max) {
 		c_.tx_desc_err++;
 		trace_("tx drop: %zu-byte frame, MTU %u", total, mtu_);
 		return false;
@@ -84,36 +98,73 @@ bool Nic::tx_read_frame(const std::vector<dms_tx_desc> &d, std::vector<uint8_t> 
 	return true;
 }
 
-// Send or drop one frame of queue qi; false if it is not all posted. The
-// ring index moves on before any host callback that may reset the queue
-// (a synchronous peer in send); after each, the queue's epoch says whether
-// its state may still be touched.
-bool Nic::tx_frame(unsigned qi)
+// Send or drop one frame (or super-frame) of queue qi. Returns the work
+// done, in frames: 0 if it is not all posted, its segments if it was cut.
+// The ring index moves on before any host callback that may reset the
+// queue (a synchronous peer in send); after each, the queue's epoch says
+// whether its state may still be touched.
+unsigned Nic::tx_frame(unsigned qi)
 {
 	Queue &q = *q_[qi];
 	const uint64_t epoch = q.tx_epoch;
 	std::vector<dms_tx_desc> d;
-	const TxChain chain = tx_gather(qi, d);
+	TxSeg seg;
+	const TxChain chain = tx_gather(qi, d, seg);
 	if (q.tx_epoch != epoch)
-		return true; // stopped under us: nothing of it is consumed
+		return 1; // stopped under us: nothing of it is consumed
 	if (chain == TxChain::Incomplete)
-		return false; // the rest of the frame is not posted yet
+		return 0; // the rest of the frame is not posted yet
 	if (chain == TxChain::Fault) {
 		tx_ring_fault(qi, "descriptor read");
-		return true;
+		return 1;
 	}
 	std::vector<uint8_t> frame;
-	const bool bad = chain == TxChain::Bad || !tx_read_frame(d, frame);
+	bool bad = chain == TxChain::Bad || !tx_read_frame(d, frame, seg.on);
 	if (q.tx_epoch != epoch)
-		return true;
-	q.tx_head = (q.tx_head + static_cast<uint32_t>(d.size())) % q.tx_size;
-	if (!bad && !tx_send(qi, frame, d[0].flags & DMS_TX_F_CSUM))
-		return true;
+		return 1;
+	q.tx_head = (q.tx_head + static_cast<uint32_t>(d.size() + seg.on)) % q.tx_size;
+	unsigned sent = 1;
+	if (!bad && seg.on) {
+		if (!tx_segment(qi, frame, seg.d, sent))
+			return sent;
+		bad = !sent;
+	} else if (!bad && !tx_send(qi, frame, d[0].flags & DMS_TX_F_CSUM)) {
+		return sent;
+	}
 	if (q.tx_epoch != epoch)
-		return true;
+		return std::max(sent, 1u);
 	tx_complete(qi, d.back().tag, bad);
 	if (q.tx_epoch == epoch)
 		signal(qi);
+	return std::max(sent, 1u);
+}
+
+// Cut a super-frame into segments and send them; sent says how many went
+// out (0: the request was refused, counted). false if the queue stopped
+// during a send.
+bool Nic::tx_segment(unsigned qi, const std::vector<uint8_t> &frame, const dms_tx_seg_desc &sd,
+		     unsigned &sent)
+{
+	const uint64_t epoch = q_[qi]->tx_epoch;
+	const SegRequest req{sd.mss, sd.hdr_len, sd.flags & ~DMS_TX_F_SEG & 0xffffu};
+	Segmenter seg;
+	sent = 0;
+	if (const char *why = seg.plan(frame.data(), frame.size(), req, mtu_)) {
+		c_.tx_tso_err++;
+		trace_("txq%u drop: segmentation (mss %u, hdr_len %u, flags 0x%x): %s", qi, req.mss,
+		       req.hdr_len, unsigned(sd.flags), why);
+		return true;
+	}
+	c_.tx_tso++;
+	trace_("txq%u segmenting %zu bytes into %zu frames", qi, frame.size(), seg.segments());
+	std::vector<uint8_t> out;
+	for (size_t i = 0; i < seg.segments(); i++) {
+		seg.build(i, out);
+		c_.tx_tso_segs++;
+		sent++;
+		if (!tx_send(qi, out, false) || q_[qi]->tx_epoch != epoch)
+			return false;
+	}
 	return true;
 }
 
