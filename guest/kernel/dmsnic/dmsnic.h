@@ -13,8 +13,9 @@
  *    created in the queue-management mem-alloc path with .netdev and
  *    .queue_idx so a memory provider can later back it;
  *  - an RX completion ring (GEN phase bit);
- *  - a TX descriptor ring (SOP..EOP gather) and a TX completion ring
- *    (one completion per frame, by tag).
+ *  - a TX descriptor ring (SOP..EOP gather, after a segmentation
+ *    descriptor for a GSO skb: the device does TSO and USO) and a TX
+ *    completion ring (one completion per frame, by tag).
  *
  * The device spaces each vector's interrupts by the moderation ethtool -C
  * sets (per kind: time since the pair's last interrupt, or a count of
@@ -51,8 +52,11 @@
 #define DMSNIC_RING_MIN		64
 #define DMSNIC_RING_MAX		BIT(DMS_NIC_RING_LOG2_MAX)
 
-/* Descriptors the worst-case skb needs: linear part plus every frag. */
-#define DMSNIC_TX_STOP_THRS	(MAX_SKB_FRAGS + 1)
+/*
+ * Descriptors the worst-case skb needs: a segmentation descriptor, the
+ * linear part and every frag.
+ */
+#define DMSNIC_TX_STOP_THRS	(MAX_SKB_FRAGS + 2)
 #define DMSNIC_TX_START_THRS	(2 * DMSNIC_TX_STOP_THRS)
 
 /* How soon NAPI tries again to post buffers to a ring it left empty. */
@@ -105,6 +109,9 @@ struct dmsnic_tx_buf {
 	DEFINE_DMA_UNMAP_ADDR(dma);
 	DEFINE_DMA_UNMAP_LEN(len);
 	bool single;		/* linear part: dma_map_single() */
+	/* EOP slot: what the frame becomes on the wire (segs > 1: TSO/USO) */
+	u16 segs;
+	u32 wire_bytes;
 };
 
 struct dmsnic_tx_ring {
@@ -141,8 +148,12 @@ struct dmsnic_tx_stats {
 
 /* Written by NAPI when frames complete. */
 struct dmsnic_txc_stats {
-	u64 packets;
+	u64 packets;		/* frames on the wire: segments of a GSO skb */
 	u64 bytes;
+	u64 gso_packets;	/* GSO skbs the device segmented */
+	u64 gso_bytes;
+	u64 gso_wire_packets;	/* the frames they became */
+	u64 gso_wire_bytes;
 	u64 errors;		/* DMS_TX_C_ERR: the device dropped the frame */
 	u64 wakes;
 	u64 bad_cmpl;		/* completions naming no frame in flight */
@@ -190,6 +201,9 @@ enum dmsnic_hw_stat {
 	DMSNIC_HW_TX_DMA_ERR,
 	DMSNIC_HW_RING_ERR,
 	DMSNIC_HW_RING_DMA_ERR,
+	DMSNIC_HW_TSO_SUPER,
+	DMSNIC_HW_TSO_WIRE,
+	DMSNIC_HW_TSO_ERR,
 	DMSNIC_HW_NUM_STATS,
 };
 
@@ -283,6 +297,9 @@ int dmsnic_tx_alloc(struct dmsnic_priv *priv, struct dmsnic_tx_ring *tx,
 u32 dmsnic_tx_drain(struct dmsnic_priv *priv, struct dmsnic_tx_ring *tx);
 void dmsnic_tx_free_ring(struct dmsnic_priv *priv, struct dmsnic_tx_ring *tx);
 netdev_tx_t dmsnic_start_xmit(struct sk_buff *skb, struct net_device *dev);
+netdev_features_t dmsnic_features_check(struct sk_buff *skb,
+					struct net_device *dev,
+					netdev_features_t features);
 int dmsnic_poll(struct napi_struct *napi, int budget);
 irqreturn_t dmsnic_qp_irq(int irq, void *data);
 void dmsnic_napi_kick(struct dmsnic_qp *qp);

@@ -44,6 +44,10 @@ static const struct dmsnic_stat dmsnic_txc_stats[] = {
 	DMSNIC_STAT("packets", txc_stats.packets),
 	DMSNIC_STAT("bytes", txc_stats.bytes),
 	DMSNIC_STAT("errors", txc_stats.errors),
+	DMSNIC_STAT("gso_packets", txc_stats.gso_packets),
+	DMSNIC_STAT("gso_bytes", txc_stats.gso_bytes),
+	DMSNIC_STAT("gso_wire_packets", txc_stats.gso_wire_packets),
+	DMSNIC_STAT("gso_wire_bytes", txc_stats.gso_wire_bytes),
 };
 
 static const struct dmsnic_stat dmsnic_txq_stats[] = {

@@ -25,6 +25,9 @@ static const u32 dmsnic_hw_stat_regs[DMSNIC_HW_NUM_STATS] = {
 	[DMSNIC_HW_TX_DMA_ERR]	= DMS_NIC_REG_STAT_TX_DMA_ERR,
 	[DMSNIC_HW_RING_ERR]	= DMS_NIC_REG_STAT_RING_ERR,
 	[DMSNIC_HW_RING_DMA_ERR] = DMS_NIC_REG_STAT_RING_DMA_ERR,
+	[DMSNIC_HW_TSO_SUPER]	= DMS_NIC_REG_TSO_SUPER,
+	[DMSNIC_HW_TSO_WIRE]	= DMS_NIC_REG_TSO_WIRE,
+	[DMSNIC_HW_TSO_ERR]	= DMS_NIC_REG_TSO_ERR,
 };
 
 const char * const dmsnic_hw_stat_names[DMSNIC_HW_NUM_STATS] = {
@@ -35,6 +38,9 @@ const char * const dmsnic_hw_stat_names[DMSNIC_HW_NUM_STATS] = {
 	[DMSNIC_HW_TX_DMA_ERR]	= "hw_tx_dma_err",
 	[DMSNIC_HW_RING_ERR]	= "hw_ring_err",
 	[DMSNIC_HW_RING_DMA_ERR] = "hw_ring_dma_err",
+	[DMSNIC_HW_TSO_SUPER]	= "hw_tso_super",
+	[DMSNIC_HW_TSO_WIRE]	= "hw_tso_wire",
+	[DMSNIC_HW_TSO_ERR]	= "hw_tso_err",
 };
 
 /* Extend the 32-bit wrapping device counters into 64-bit totals. */
@@ -291,6 +297,7 @@ static const struct net_device_ops dmsnic_netdev_ops = {
 	.ndo_open		= dmsnic_open,
 	.ndo_stop		= dmsnic_stop,
 	.ndo_start_xmit		= dmsnic_start_xmit,
+	.ndo_features_check	= dmsnic_features_check,
 	.ndo_change_mtu		= dmsnic_change_mtu,
 	.ndo_fix_features	= dmsnic_fix_features,
 	.ndo_set_features	= dmsnic_set_features,
@@ -424,6 +431,27 @@ static int dmsnic_init_irqs(struct dmsnic_priv *priv)
 	return 0;
 }
 
+/* TSO and USO as far as the device says it segments (v1.5 CAPS). */
+static void dmsnic_init_gso(struct dmsnic_priv *priv)
+{
+	struct net_device *netdev = priv->netdev;
+	u32 caps = 0;
+
+	if (dmsnic_rd32(priv, DMS_NIC_REG_VERSION) >= 0x00010005)
+		caps = dmsnic_rd32(priv, DMS_NIC_REG_CAPS);
+	if (caps & DMS_NIC_CAP_TSO)
+		netdev->hw_features |= NETIF_F_TSO | NETIF_F_TSO6;
+	if (caps & DMS_NIC_CAP_USO)
+		netdev->hw_features |= NETIF_F_GSO_UDP_L4;
+	if (!(caps & (DMS_NIC_CAP_TSO | DMS_NIC_CAP_USO)))
+		return;
+	/* The device cuts at most this much payload into this many frames;
+	 * the stack segments in software what goes beyond.
+	 */
+	netif_set_tso_max_size(netdev, DMS_NIC_TSO_MAX_PAYLOAD);
+	netif_set_tso_max_segs(netdev, DMS_NIC_TSO_MAX_SEGS);
+}
+
 static void dmsnic_init_netdev(struct dmsnic_priv *priv)
 {
 	struct net_device *netdev = priv->netdev;
@@ -438,6 +466,7 @@ static void dmsnic_init_netdev(struct dmsnic_priv *priv)
 	netdev->netmem_tx = NETMEM_TX_DMA;
 	netdev->hw_features = NETIF_F_SG | NETIF_F_IP_CSUM | NETIF_F_IPV6_CSUM |
 			      NETIF_F_RXCSUM | NETIF_F_RXHASH | NETIF_F_NTUPLE;
+	dmsnic_init_gso(priv);
 	netdev->features = netdev->hw_features;
 	netdev->vlan_features = NETIF_F_SG;
 	netdev->min_mtu = ETH_MIN_MTU;

@@ -18,6 +18,10 @@ struct dmsnic_qp_snapshot {
 	u64 tx_packets;
 	u64 tx_bytes;
 	u64 tx_errors;
+	u64 tx_gso_packets;
+	u64 tx_gso_bytes;
+	u64 tx_gso_wire_packets;
+	u64 tx_gso_wire_bytes;
 	u64 tx_drops;
 	u64 tx_stops;
 	u64 tx_wakes;
@@ -42,6 +46,10 @@ static void dmsnic_qp_snapshot(const struct dmsnic_qp *qp,
 		s->tx_packets = qp->txc_stats.packets;
 		s->tx_bytes = qp->txc_stats.bytes;
 		s->tx_errors = qp->txc_stats.errors;
+		s->tx_gso_packets = qp->txc_stats.gso_packets;
+		s->tx_gso_bytes = qp->txc_stats.gso_bytes;
+		s->tx_gso_wire_packets = qp->txc_stats.gso_wire_packets;
+		s->tx_gso_wire_bytes = qp->txc_stats.gso_wire_bytes;
 		s->tx_wakes = qp->txc_stats.wakes;
 	} while (u64_stats_fetch_retry(&qp->txc_stats.syncp, start));
 
@@ -92,6 +100,10 @@ static void dmsnic_qstats_tx_add(const struct dmsnic_qp_snapshot *q,
 	tx->packets += q->tx_packets;
 	tx->bytes += q->tx_bytes;
 	tx->hw_drop_errors += q->tx_errors;
+	tx->hw_gso_packets += q->tx_gso_packets;
+	tx->hw_gso_bytes += q->tx_gso_bytes;
+	tx->hw_gso_wire_packets += q->tx_gso_wire_packets;
+	tx->hw_gso_wire_bytes += q->tx_gso_wire_bytes;
 	tx->stop += q->tx_stops;
 	tx->wake += q->tx_wakes;
 }
@@ -110,6 +122,10 @@ static void dmsnic_qstats_tx_zero(struct netdev_queue_stats_tx *tx)
 	tx->packets = 0;
 	tx->bytes = 0;
 	tx->hw_drop_errors = 0;
+	tx->hw_gso_packets = 0;
+	tx->hw_gso_bytes = 0;
+	tx->hw_gso_wire_packets = 0;
+	tx->hw_gso_wire_bytes = 0;
 	tx->stop = 0;
 	tx->wake = 0;
 }

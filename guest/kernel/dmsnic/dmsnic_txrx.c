@@ -4,6 +4,7 @@
  * transmit, TX completions, NAPI.
  */
 #include <linux/etherdevice.h>
+#include <linux/if_vlan.h>
 #include <linux/interrupt.h>
 #include <linux/ip.h>
 #include <linux/ipv6.h>
@@ -632,6 +633,77 @@ static bool dmsnic_tx_csum_offloadable(struct sk_buff *skb)
 	return false;
 }
 
+/* Header bytes of a GSO skb, as the segmentation descriptor counts them. */
+static u32 dmsnic_gso_hdr_len(struct sk_buff *skb)
+{
+	if (skb_shinfo(skb)->gso_type & SKB_GSO_UDP_L4)
+		return skb_transport_offset(skb) + sizeof(struct udphdr);
+	return skb_tcp_all_headers(skb);
+}
+
+/*
+ * What the device cannot segment goes through software GSO: a tiny MSS,
+ * long headers, tunnels, IPv6 extension headers (the device expects TCP
+ * or UDP right after the IPv6 header).
+ */
+netdev_features_t dmsnic_features_check(struct sk_buff *skb,
+					struct net_device *dev,
+					netdev_features_t features)
+{
+	features = vlan_features_check(skb, features);
+	if (!skb_is_gso(skb))
+		return features;
+	if (skb->encapsulation ||
+	    skb_shinfo(skb)->gso_size < DMS_NIC_TSO_MIN_MSS ||
+	    dmsnic_gso_hdr_len(skb) > DMS_NIC_TSO_MAX_HDR ||
+	    (skb->protocol == htons(ETH_P_IPV6) &&
+	     ipv6_hdr(skb)->nexthdr != IPPROTO_TCP &&
+	     ipv6_hdr(skb)->nexthdr != IPPROTO_UDP))
+		features &= ~NETIF_F_GSO_MASK;
+	return features;
+}
+
+/*
+ * The segmentation descriptor of a GSO skb, in its own slot before the
+ * SOP; it maps nothing. Returns the header length it gave the device.
+ */
+static u32 dmsnic_tx_seg_desc(struct dmsnic_tx_ring *tx, u32 idx,
+			      struct sk_buff *skb)
+{
+	u32 slot = idx & (tx->size - 1);
+	struct dms_tx_seg_desc *sd = (struct dms_tx_seg_desc *)&tx->desc[slot];
+	const struct skb_shared_info *shinfo = skb_shinfo(skb);
+	u32 hdr_len = dmsnic_gso_hdr_len(skb);
+	u16 kind;
+
+	if (shinfo->gso_type & SKB_GSO_UDP_L4)
+		kind = DMS_TX_SEG_UDP;
+	else if (shinfo->gso_type & SKB_GSO_TCPV6)
+		kind = DMS_TX_SEG_TCP6;
+	else
+		kind = DMS_TX_SEG_TCP4;
+	memset(sd, 0, sizeof(*sd));
+	sd->mss = cpu_to_le16(shinfo->gso_size);
+	sd->hdr_len = cpu_to_le16(hdr_len);
+	sd->flags = cpu_to_le16(DMS_TX_F_SEG | kind);
+	dma_unmap_len_set(&tx->bufs[slot], len, 0);
+	tx->bufs[slot].skb = NULL;
+	return hdr_len;
+}
+
+/* What the skb becomes on the wire: its segments and their bytes. */
+static void dmsnic_tx_wire(struct dmsnic_tx_buf *eop, const struct sk_buff *skb,
+			   u32 hdr_len)
+{
+	if (!skb_is_gso(skb)) {
+		eop->segs = 1;
+		eop->wire_bytes = skb->len;
+		return;
+	}
+	eop->segs = DIV_ROUND_UP(skb->len - hdr_len, skb_shinfo(skb)->gso_size);
+	eop->wire_bytes = skb->len + (eop->segs - 1) * hdr_len;
+}
+
 static void dmsnic_tx_desc(struct dmsnic_tx_ring *tx, u32 idx, dma_addr_t dma,
 			   u32 len, u16 flags)
 {
@@ -660,17 +732,17 @@ static void dmsnic_tx_doorbell(struct dmsnic_qp *qp)
 }
 
 /*
- * Map the skb and fill its descriptors from tx->tail on, the EOP on the
+ * Map the skb and fill its descriptors from index first on, the EOP on the
  * last one, and set *next to the index after the last descriptor (tail
  * indexes run free, past INT_MAX). On error nothing is left mapped.
  */
 static int dmsnic_tx_map(struct dmsnic_qp *qp, struct sk_buff *skb, u16 sop,
-			 u32 *next)
+			 u32 first, u32 *next)
 {
 	struct device *dmadev = dmsnic_dma_dev(qp->priv);
 	struct dmsnic_tx_ring *tx = &qp->tx;
 	u32 headlen = skb_headlen(skb), nr_frags = skb_shinfo(skb)->nr_frags;
-	u32 mask = tx->size - 1, first = tx->tail, idx = first;
+	u32 mask = tx->size - 1, idx = first;
 	u32 last = first + nr_frags + !!headlen - 1;
 	struct dmsnic_tx_buf *buf;
 	dma_addr_t dma;
@@ -743,22 +815,28 @@ netdev_tx_t dmsnic_start_xmit(struct sk_buff *skb, struct net_device *dev)
 	struct netdev_queue *txq = netdev_get_tx_queue(dev, q);
 	struct dmsnic_tx_ring *tx = &qp->tx;
 	unsigned int len;
+	u32 idx, hdr_len = 0;
+	bool gso;
 	int sop;
-	u32 idx;
 
 	sop = dmsnic_tx_prepare(priv, skb);
 	if (sop < 0)
 		goto drop;
+	gso = skb_is_gso(skb);
 	if (unlikely(dmsnic_tx_unused(tx) <
-		     skb_shinfo(skb)->nr_frags + !!skb_headlen(skb))) {
+		     gso + skb_shinfo(skb)->nr_frags + !!skb_headlen(skb))) {
 		/* netif_txq_maybe_stop() below should make this impossible */
 		netif_tx_stop_queue(txq);
 		dmsnic_tx_doorbell(qp);
 		return NETDEV_TX_BUSY;
 	}
 	len = skb->len;
-	if (dmsnic_tx_map(qp, skb, sop, &idx))
+	idx = tx->tail;
+	if (gso)
+		hdr_len = dmsnic_tx_seg_desc(tx, idx++, skb);
+	if (dmsnic_tx_map(qp, skb, sop, idx, &idx))
 		goto drop;
+	dmsnic_tx_wire(&tx->bufs[(idx - 1) & (tx->size - 1)], skb, hdr_len);
 	skb_tx_timestamp(skb);
 
 	/* Publish the descriptors before the stop check reads free space. */
@@ -796,10 +874,25 @@ static bool dmsnic_tx_tag_valid(const struct dmsnic_tx_ring *tx, u32 head,
 }
 
 struct dmsnic_tx_done {
-	u32 pkts, bytes;	/* every frame completed (BQL) */
-	u32 ok_pkts, ok_bytes;	/* those the device sent */
+	u32 pkts, bytes;	/* every skb completed (BQL) */
+	u32 ok_pkts, ok_bytes;	/* wire frames the device sent */
+	u32 gso_pkts, gso_bytes;	/* GSO skbs it segmented */
+	u32 gso_wire_pkts, gso_wire_bytes;
 	u32 errors, bad;
 };
+
+static void dmsnic_tx_count_sent(const struct dmsnic_tx_buf *buf,
+				 struct dmsnic_tx_done *done)
+{
+	done->ok_pkts += buf->segs;
+	done->ok_bytes += buf->wire_bytes;
+	if (!skb_is_gso(buf->skb))
+		return;
+	done->gso_pkts++;
+	done->gso_bytes += buf->skb->len;
+	done->gso_wire_pkts += buf->segs;
+	done->gso_wire_bytes += buf->wire_bytes;
+}
 
 /* Unmap and free the frame(s) from *head through the EOP at @tag. */
 static void dmsnic_tx_complete(struct dmsnic_qp *qp, u32 *head, u16 tag,
@@ -820,10 +913,8 @@ static void dmsnic_tx_complete(struct dmsnic_qp *qp, u32 *head, u16 tag,
 			continue;
 		done->pkts++;
 		done->bytes += buf->skb->len;
-		if (!err) {
-			done->ok_pkts++;
-			done->ok_bytes += buf->skb->len;
-		}
+		if (!err)
+			dmsnic_tx_count_sent(buf, done);
 		napi_consume_skb(buf->skb, budget);
 		buf->skb = NULL;
 	} while (slot != tag);
@@ -878,6 +969,10 @@ static void dmsnic_tx_clean(struct dmsnic_qp *qp, int budget)
 	u64_stats_update_begin(&qp->txc_stats.syncp);
 	qp->txc_stats.packets += done.ok_pkts;
 	qp->txc_stats.bytes += done.ok_bytes;
+	qp->txc_stats.gso_packets += done.gso_pkts;
+	qp->txc_stats.gso_bytes += done.gso_bytes;
+	qp->txc_stats.gso_wire_packets += done.gso_wire_pkts;
+	qp->txc_stats.gso_wire_bytes += done.gso_wire_bytes;
 	qp->txc_stats.errors += done.errors;
 	qp->txc_stats.bad_cmpl += done.bad;
 	if (!netif_txq_completed_wake(txq, done.pkts, done.bytes,
