@@ -39,10 +39,10 @@ bool g_trace; // DMS_FUZZ_TRACE=1: the operations of an input on stderr
 bool g_tx_may_vanish;
 
 const char *const kOpNames[kOpCount] = {
-	"reg-write", "reg-read",   "ram-write", "queue-setup", "rx-post", "tx-post",
-	"wire-raw",  "wire-frame", "msix",	"step",	       "link",	  "nic-reset",
-	"stats",     "gpu-job",	   "crc-list",	"bars",	       "peer",	  "bus-master",
-	"replug",    "gpu-reset",  "faults",	"foreign-id"};
+	"reg-write", "reg-read",   "ram-write", "queue-setup", "rx-post",    "tx-post",
+	"wire-raw",  "wire-frame", "msix",	"step",	       "link",	     "nic-reset",
+	"stats",     "gpu-job",	   "crc-list",	"bars",	       "peer",	     "bus-master",
+	"replug",    "gpu-reset",  "faults",	"foreign-id",  "tx-seg-post"};
 
 // Queue q's rings and buffers in RAM (RxPost/TxPost/QueueSetup): one MiB
 // each, rings of up to 256 entries.
@@ -220,20 +220,22 @@ void op_rx_post(Reader &r)
 	nic_wr(q, DMS_NIC_RXQ_PBUF_TAIL, s.ptail & mask);
 }
 
-// A frame cut into frags descriptors at the queue's TX tail.
-void op_tx_post(Reader &r)
+// Frame f cut into frags descriptors at the queue's TX tail (not rung);
+// with gpu, every frag but the first reads GPU memory (devmem TX).
+void post_chain(unsigned q, const std::vector<uint8_t> &f, unsigned frags, unsigned flags, bool gpu)
 {
-	const unsigned q = r.u8() % g_queues;
 	QueueState &s = g_q[q % 4];
-	const std::vector<uint8_t> f = build_frame(r);
-	const unsigned frags = 1 + r.u8() % 20, flags = r.u8(), mask = (1u << s.log2) - 1;
+	const unsigned mask = (1u << s.log2) - 1;
 	const Layout l = layout(q);
 	const size_t n = std::min<size_t>(f.size(), 0x30000);
+	const uint64_t gpu_off = (q % 4) * (kGpuMemSize / 4);
 	std::memcpy(g_host->ram() + (l.tdata - kRamBase), f.data(), n);
+	if (gpu)
+		std::memcpy(g_host->gpu_mem() + gpu_off, f.data(), n);
 	for (unsigned i = 0; i < frags; i++, s.ttail++) {
 		const size_t from = n * i / frags, to = n * (i + 1) / frags;
 		dms_tx_desc d{};
-		d.addr = l.tdata + from;
+		d.addr = (gpu && i ? kGpuMemBar + gpu_off : l.tdata) + from;
 		d.len = uint32_t(to - from);
 		d.flags = uint16_t((i == 0 ? DMS_TX_F_SOP | (flags & DMS_TX_F_CSUM) : 0) |
 				   (i + 1 == frags ? DMS_TX_F_EOP : 0));
@@ -242,6 +244,41 @@ void op_tx_post(Reader &r)
 		d.tag = uint16_t(s.ttail);
 		std::memcpy(g_host->ram() + (l.tdesc + 16 * (s.ttail & mask) - kRamBase), &d, 16);
 	}
+}
+
+void op_tx_post(Reader &r)
+{
+	const unsigned q = r.u8() % g_queues;
+	const std::vector<uint8_t> f = build_frame(r);
+	const unsigned frags = 1 + r.u8() % 20, flags = r.u8();
+	post_chain(q, f, frags, flags, false);
+	nic_wr(q, DMS_NIC_TXQ_TAIL, g_q[q % 4].ttail & ((1u << g_q[q % 4].log2) - 1));
+}
+
+// A super-frame after a segmentation descriptor (TSO/USO): mss, the
+// parsed header length moved by a signed byte, kind bits 0-2 (TCP4, TCP6,
+// UDP; bit 7: the byte as raw flags), bit 3 payload frags in GPU memory,
+// bit 6 the payload repeated up to ~64 KiB; then as kTxPost.
+void op_tx_seg_post(Reader &r)
+{
+	const unsigned q = r.u8() % g_queues;
+	QueueState &s = g_q[q % 4];
+	const unsigned mss = r.u16(), kind = r.u8();
+	const int adj = int8_t(r.u8());
+	std::vector<uint8_t> f = build_frame(r);
+	const size_t hdr = devmemsim::parse_frame(f.data(), f.size()).split_off;
+	if ((kind & 0x40) && f.size() > hdr)
+		for (size_t i = f.size(); f.size() < 65000; i++)
+			f.push_back(f[hdr + (i - hdr) % (f.size() - hdr)]);
+	dms_tx_seg_desc sd{};
+	sd.mss = uint16_t(mss);
+	sd.hdr_len = uint16_t(int(hdr) + adj);
+	sd.flags = uint16_t(kind & 0x80 ? kind : DMS_TX_F_SEG | (kind & 7) << 4);
+	const unsigned mask = (1u << s.log2) - 1;
+	std::memcpy(g_host->ram() + (layout(q).tdesc + 16 * (s.ttail++ & mask) - kRamBase), &sd,
+		    16);
+	const unsigned frags = 1 + r.u8() % 20, flags = r.u8();
+	post_chain(q, f, frags, flags, kind & 8);
 	nic_wr(q, DMS_NIC_TXQ_TAIL, s.ttail & mask);
 }
 
@@ -411,10 +448,19 @@ void check_stats()
 	if (nic == std::string::npos)
 		fail("no NIC counters in the stats JSON");
 	const std::string n = js.substr(nic);
+	if (g_trace)
+		std::fprintf(stderr, "  tx_frames %s, super-frames %s cut into %s, %s refused\n",
+			     std::to_string(counter(n, "tx_frames")).c_str(),
+			     std::to_string(counter(n, "tx_tso")).c_str(),
+			     std::to_string(counter(n, "tx_tso_segs")).c_str(),
+			     std::to_string(counter(n, "tx_tso_err")).c_str());
 	if (counter(n, "rx_frames") > g_host->frames_taken())
 		fail("NIC counted %llu frames received, %llu were given to it",
 		     counter(n, "rx_frames"), g_host->frames_taken());
 	// With the link down the NIC completes (and counts) frames it drops.
+	if (counter(n, "tx_tso_segs") > counter(n, "tx_frames"))
+		fail("NIC counted %llu segments, %llu frames sent", counter(n, "tx_tso_segs"),
+		     counter(n, "tx_frames"));
 	if (!g_tx_may_vanish && counter(n, "tx_frames") > g_host->frames_sent())
 		fail("NIC counted %llu frames sent, %llu reached the wire", counter(n, "tx_frames"),
 		     g_host->frames_sent());
@@ -465,6 +511,9 @@ void play(Reader &r)
 		break;
 	case kTxPost:
 		op_tx_post(r);
+		break;
+	case kTxSegPost:
+		op_tx_seg_post(r);
 		break;
 	case kWireRaw:
 	case kWireFrame:
@@ -557,6 +606,14 @@ extern "C" int LLVMFuzzerInitialize(int *argc, char ***argv)
 	if (dms_gpu_mem_size(node) != kGpuMemSize)
 		fail("GPU memory is %llu bytes, the harness expects %llu", dms_gpu_mem_size(node),
 		     kGpuMemSize);
+	if (g_trace) // the model's own lines too: why a frame was dropped
+		dms_node_set_trace(
+			node,
+			[](void *, dms_dev dev, const char *line) {
+				std::fprintf(stderr, "  [%s] %s\n",
+					     DMS_DEV_IS_GPU(dev) ? "gpu" : "nic", line);
+			},
+			nullptr);
 	g_queues = dms_nic_num_queues(node);
 	g_host = new Host(node);
 	g_host->nic_ram_write = check_nic_ram_write;

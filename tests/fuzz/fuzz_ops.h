@@ -35,6 +35,7 @@ enum Op : uint8_t {
 	kGpuReset,   //
 	kFaults,     // key mask32, one value byte per key set
 	kForeignId,  // id32, off16, value64: every id-taking call, a device it names not
+	kTxSegPost,  // q, mss16, kind, header length adjust, frame spec (5 bytes), frags, flags
 	kOpCount
 };
 

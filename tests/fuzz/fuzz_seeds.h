@@ -63,6 +63,13 @@ inline void driver_seeds(std::vector<std::vector<uint8_t>> &out)
 	step(nic, 0x45);
 	nic.op(kTxPost).u8(0).u8(0).u8(2).u16(1400).u8(3).u8(4);
 	nic.op(kPeer).u8(1).op(kTxPost).u8(1).u8(4).u8(0).u16(200).u8(1).u8(4);
+	// TSO IPv4 (~64 KiB, payload in GPU memory), TSO IPv6, USO, a bad header
+	// length, each on its own queue (a queue's TX data area is shared)
+	queue(queue(nic, 2), 3).op(kBars).u8(1);
+	nic.op(kTxSegPost).u8(0).u16(1448).u8(0x49).u8(0).u8(0x10).u8(2).u16(8000).u8(5).u8(0);
+	nic.op(kTxSegPost).u8(1).u16(1200).u8(0x02).u8(0).u8(0x14).u8(2).u16(5000).u8(3).u8(0);
+	nic.op(kTxSegPost).u8(2).u16(1000).u8(0x04).u8(0).u8(0x00).u8(2).u16(4000).u8(2).u8(0);
+	nic.op(kTxSegPost).u8(3).u16(1448).u8(0x01).u8(0xfc).u8(0x10).u8(2).u16(3000).u8(1).u8(0);
 	step(nic, 0x8a).op(kStats);
 	out.push_back(nic.out);
 
