@@ -1,0 +1,272 @@
+"""dmsnic's TX segmentation offloads on a two-node cluster (one boot):
+TSO over IPv4 and IPv6 and UDP GSO (USO) from node0 to node1, every byte
+verified on the receiver, with the driver's per-queue GSO counters, the
+netdev qstats and the device's own counters showing that the NIC cut the
+super-frames; iperf3 with TSO on and off (printed, not asserted).
+
+Then the kernel's own drivers/net/hw/tso.py and uso.py, node1 their ssh
+remote over the data link (as `devmemsim kselftest hw/tso.py hw/uso.py`
+runs them): TSO over IPv4 and IPv6 and the four USO variants pass, the
+tunnel variants skip (dmsnic segments no tunnels)."""
+
+import json
+import os
+import re
+import sys
+import unittest
+
+from guestlib import TwoNodes, kernel_complaints, run
+from devmemsim.addressing import DATA, data_addr, data_addr6
+from devmemsim.kselftest import REMOTE_NO_TIME_WAIT
+
+NAME = f"offloads-test-{os.getpid()}"
+HW = "/opt/devmemsim/selftests/tools/testing/selftests/drivers/net/hw"
+# What the kernel's tests must report; every other case is a tunnel and skips.
+SELFTESTS_PASS = {
+    "tso.py": {"tso.ipv4", "tso.ipv6"},
+    "uso.py": {f"uso.test_uso.v{v}_{k}" for v in (4, 6) for k in ("partial", "exact")},
+}
+TCP_BYTES = 16 << 20
+# USO: super-frames of USO_SEGS datagrams of USO_MSS bytes each.
+USO_MSS, USO_SEGS, USO_SENDS = 1400, 40, 48
+
+SETUP = r"""
+set -e
+IF=$(ls /sys/bus/pci/drivers/dmsnic/*/net/ | head -n1)
+ip link set "$IF" up
+ip -4 addr show dev "$IF" | grep -q "$CIDR" || ip addr add "$CIDR" dev "$IF"
+ip -6 addr show dev "$IF" | grep -q "$CIDR6" || ip addr add "$CIDR6" dev "$IF" nodad
+echo "IF=$IF"
+"""
+
+# Per-queue TX qstats (the selftests' view), summed over queues:
+# qstats IF -> JSON {key: total}.
+QSTATS = r"""
+import json, socket, sys
+sys.path.insert(0, "/opt/devmemsim/selftests/tools/net/ynl")
+from pyynl.lib import YnlFamily
+ynl = YnlFamily("/opt/devmemsim/selftests/Documentation/netlink/specs/netdev.yaml", schema="")
+total = {}
+for q in ynl.dump("qstats-get", {"ifindex": socket.if_nametoindex(sys.argv[1]), "scope": ["queue"]}):
+    if q["queue-type"] == "tx":
+        for k, v in q.items():
+            if k.startswith("tx-"):
+                total[k] = total.get(k, 0) + v
+print(json.dumps(total))
+"""
+
+# USO datagram i: its index, then bytes only i determines.
+RECORD = r"""
+import random
+def record(i, n):
+    return i.to_bytes(8, "big") + random.Random(i).randbytes(n - 8)
+"""
+
+USO_SEND = RECORD + r"""
+import socket, sys, time
+family = socket.AF_INET6 if ":" in sys.argv[1] else socket.AF_INET
+mss, segs, sends = map(int, sys.argv[3:6])
+s = socket.socket(family, socket.SOCK_DGRAM)
+s.setsockopt(socket.IPPROTO_UDP, 103, mss)  # UDP_SEGMENT
+for k in range(sends):
+    s.sendto(b"".join(record(k * segs + j, mss) for j in range(segs)), (sys.argv[1], int(sys.argv[2])))
+    time.sleep(0.1)
+"""
+
+# Receive until every datagram came (or 30 s of silence), then check them
+# (checking as they come would be too slow for a burst under TCG); print
+# how many were right, wrong, missing.
+USO_RECV = RECORD + r"""
+import socket, sys
+family = socket.AF_INET6 if ":" in sys.argv[1] else socket.AF_INET
+mss, total = int(sys.argv[3]), int(sys.argv[4])
+s = socket.socket(family, socket.SOCK_DGRAM)
+s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 16 << 20)
+s.bind((sys.argv[1], int(sys.argv[2])))
+s.settimeout(30)
+got = []
+print("ready", flush=True)
+try:
+    while len(got) < total:
+        got.append(s.recv(65536))
+except socket.timeout:
+    pass
+good, bad = set(), 0
+for d in got:
+    i = int.from_bytes(d[:8], "big")
+    if i < total and d == record(i, mss):
+        good.add(i)
+    else:
+        bad += 1
+print(f"good={len(good)} bad={bad} missing={total - len(good)}")
+"""
+
+
+class Offloads(TwoNodes):
+    NAME = NAME
+    results = []
+
+    @classmethod
+    def setup_nodes(cls):
+        cls.ifname = {}
+        for n in (0, 1):
+            out = cls.sh(n, f"CIDR={DATA.cidr(n)}\nCIDR6={DATA.cidr6(n)}\n{SETUP}")
+            cls.ifname[n] = re.search(r"^IF=(\S+)$", out, re.M).group(1)
+
+    @classmethod
+    def tearDownClass(cls):
+        super().tearDownClass()
+        for r in cls.results:
+            print(f"  {r}", file=sys.stderr)
+
+    def stats(self, node):
+        """ethtool -S as {name: int}."""
+        out = self.sh(node, f"ethtool -S {self.ifname[node]}")
+        return {k: int(v) for k, v in re.findall(r"^\s*(\S+):\s*(\d+)\s*$", out, re.M)}
+
+    def qstats(self, node):
+        return json.loads(self.sh(node, f"python3 - {self.ifname[node]} <<'EOF'\n{QSTATS}\nEOF"))
+
+    def counters(self, node):
+        """ethtool -S and the TX qstats, one dict."""
+        return {**self.stats(node), **self.qstats(node)}
+
+    @staticmethod
+    def delta(before, after, pattern):
+        rx = re.compile(pattern)
+        return sum(after[k] - before.get(k, 0) for k in after if rx.fullmatch(k))
+
+    def features(self, node, **settings):
+        args = " ".join(f"{k.replace('_', '-')} {v}" for k, v in settings.items())
+        self.sh(node, f"ethtool -K {self.ifname[node]} {args}")
+
+    def assert_segmented(self, before, after, min_super, min_wire):
+        """The driver handed the NIC super-frames and the NIC cut them."""
+        d = {k: self.delta(before, after, p) for k, p in (
+            ("super", r"tx\d+_gso_packets"), ("wire", r"tx\d+_gso_wire_packets"),
+            ("q_super", "tx-hw-gso-packets"), ("q_wire", "tx-hw-gso-wire-packets"),
+            ("q_wire_bytes", "tx-hw-gso-wire-bytes"), ("hw_super", "hw_tso_super"),
+            ("hw_wire", "hw_tso_wire"), ("hw_err", "hw_tso_err"), ("tx_err", r"tx\d+_errors"))}
+        self.assertGreaterEqual(d["super"], min_super, d)
+        self.assertGreaterEqual(d["wire"], min_wire, d)
+        self.assertGreater(d["wire"], d["super"], d)
+        # The qstats are the same counters; the device counts what it cut.
+        # (read one after the other: a stray frame may land between)
+        self.assertLessEqual(abs(d["q_super"] - d["super"]), 5, d)
+        self.assertLessEqual(abs(d["q_wire"] - d["wire"]), 500, d)
+        self.assertGreater(d["q_wire_bytes"], 0, d)
+        self.assertLessEqual(abs(d["hw_super"] - d["super"]), 5, d)
+        self.assertLessEqual(abs(d["hw_wire"] - d["wire"]), 500, d)
+        self.assertEqual(d["hw_err"], 0, d)
+        self.assertEqual(d["tx_err"], 0, d)
+        return d
+
+    def verified_tcp(self, dst, port, listen):
+        """TCP_BYTES of random data node0 -> node1 over socat; sha256 on both ends."""
+        self.sh(1, f"rm -f /tmp/tso.sum; (socat -u {listen}:{port},reuseaddr - | sha256sum >/tmp/tso.sum) "
+                   ">/dev/null 2>&1 & sleep 0.5")
+        sent = self.sh(0, f"head -c {TCP_BYTES} /dev/urandom >/tmp/tso.bin && sha256sum </tmp/tso.bin && "
+                          f"socat -u FILE:/tmp/tso.bin {dst}:{port}", timeout=600).split()[0]
+        got = self.sh(1, "while pidof socat >/dev/null; do sleep 0.2; done; cat /tmp/tso.sum", timeout=300)
+        self.assertEqual(got.split()[0], sent, "bytes changed or went missing")
+
+    # ---- tests (in name order, one cluster) ------------------------------
+
+    def test_01_features(self):
+        out = self.sh(0, f"ethtool -k {self.ifname[0]}")
+        for feat in ("tcp-segmentation-offload: on", "tx-tcp-segmentation: on",
+                     "tx-tcp6-segmentation: on", "tx-udp-segmentation: on"):
+            self.assertIn(feat, out)
+        self.assertNotIn("tx-tcp-segmentation: on [fixed]", out)
+
+    def test_10_tso_ipv4_verified(self):
+        before = self.counters(0)
+        self.verified_tcp(f"TCP4:{data_addr(1)}", 5401, "TCP4-LISTEN")
+        d = self.assert_segmented(before, self.counters(0), 16, TCP_BYTES // 1448 * 9 // 10)
+        self.results.append(f"TSO IPv4, {TCP_BYTES >> 20} MiB verified: {d['super']} super-frames, "
+                            f"{d['wire']} wire frames")
+
+    def test_11_tso_ipv6_verified(self):
+        before = self.counters(0)
+        self.verified_tcp(f"TCP6:[{data_addr6(1)}]", 5402, "TCP6-LISTEN")
+        d = self.assert_segmented(before, self.counters(0), 16, TCP_BYTES // 1428 * 9 // 10)
+        self.results.append(f"TSO IPv6, {TCP_BYTES >> 20} MiB verified: {d['super']} super-frames, "
+                            f"{d['wire']} wire frames")
+
+    def test_12_tso_off_is_not_segmented(self):
+        self.features(0, tso="off")
+        try:
+            before = self.counters(0)
+            self.verified_tcp(f"TCP4:{data_addr(1)}", 5403, "TCP4-LISTEN")
+            after = self.counters(0)
+            self.assertEqual(self.delta(before, after, r"tx\d+_gso_packets"), 0)
+            self.assertEqual(self.delta(before, after, "hw_tso_super"), 0)
+        finally:
+            self.features(0, tso="on")
+
+    def uso(self, dst, port):
+        total = USO_SEGS * USO_SENDS
+        self.sh(1, "sysctl -qw net.core.rmem_max=16777216")
+        self.sh(1, f"python3 - {dst} {port} {USO_MSS} {total} >/tmp/uso.out 2>&1 <<'EOF' &\n{USO_RECV}\nEOF\n"
+                   "for i in $(seq 50); do grep -q ready /tmp/uso.out && break; sleep 0.1; done")
+        before = self.counters(0)
+        self.sh(0, f"python3 - {dst} {port} {USO_MSS} {USO_SEGS} {USO_SENDS} <<'EOF'\n{USO_SEND}\nEOF",
+                timeout=300)
+        out = self.sh(1, "while ! grep -q good= /tmp/uso.out; do sleep 0.5; done; cat /tmp/uso.out",
+                      timeout=300)
+        self.assertIn(f"good={total} bad=0 missing=0", out)
+        return self.assert_segmented(before, self.counters(0), USO_SENDS, total)
+
+    def test_20_uso_ipv4_verified(self):
+        d = self.uso(data_addr(1), 5501)
+        self.results.append(f"USO IPv4: {d['super']} super-frames, {d['wire']} datagrams, all verified")
+
+    def test_21_uso_ipv6_verified(self):
+        d = self.uso(data_addr6(1), 5502)
+        self.results.append(f"USO IPv6: {d['super']} super-frames, {d['wire']} datagrams, all verified")
+
+    def iperf(self, seconds=5):
+        self.sh(1, "iperf3 -s -D -1 -p 5601 >/dev/null 2>&1; sleep 0.5")
+        out = self.sh(0, f"iperf3 -c {data_addr(1)} -p 5601 -t {seconds} -J", timeout=300)
+        res = json.loads(out)
+        self.assertNotIn("error", res, res.get("error"))
+        return res["end"]["sum_received"]["bits_per_second"] / 1e6
+
+    def test_30_iperf_tso_on_and_off(self):
+        """Throughput with the device segmenting and without: printed."""
+        on = self.iperf()
+        self.features(0, tso="off")
+        try:
+            off = self.iperf()
+        finally:
+            self.features(0, tso="on")
+        self.results.append(f"iperf3 node0->node1 MTU 1500: TSO on {on:.0f} Mbit/s, off {off:.0f} Mbit/s "
+                            f"({on / off:.2f}x)")
+
+    def test_40_kernel_selftests(self):
+        self.sh(0, f"for i in $(seq 30); do ssh {data_addr(1)} true && exit 0; sleep 1; done; exit 1",
+                timeout=120)
+        self.sh(1, REMOTE_NO_TIME_WAIT)
+        env = (f"NETIF={self.ifname[0]} LOCAL_V4={data_addr(0)} REMOTE_V4={data_addr(1)} "
+               f"LOCAL_V6={data_addr6(0)} REMOTE_V6={data_addr6(1)} REMOTE_TYPE=ssh "
+               f"REMOTE_ARGS={data_addr(1)} PYTHONPYCACHEPREFIX=/tmp/pycache")
+        for name, must_pass in SELFTESTS_PASS.items():
+            with self.subTest(name):
+                res = run(NAME, 0, f"cd /tmp && {env} python3 {HW}/{name} 2>&1", timeout=900)
+                cases = {c: s for s, c in re.findall(r"^(ok|not ok) \d+ (\S+)", res.stdout, re.M)}
+                skipped = set(re.findall(r"^ok \d+ (\S+) # SKIP", res.stdout, re.M))
+                passed = {c for c, s in cases.items() if s == "ok"} - skipped
+                failed = {c for c, s in cases.items() if s != "ok"}
+                self.results.append(f"{name}: pass {sorted(passed)}, skip {len(skipped)}, "
+                                    f"fail {sorted(failed)}")
+                self.assertEqual(passed, must_pass, res.stdout[-4000:])
+                self.assertEqual(failed, set(), res.stdout[-4000:])
+                self.assertEqual(res.returncode, 0, res.stdout[-4000:])
+
+    def test_90_no_kernel_warnings(self):
+        for n in (0, 1):
+            self.assertEqual(kernel_complaints(NAME, n), [], f"node{n}")
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
