@@ -1,6 +1,6 @@
 """dmsnic's TX segmentation offloads on a two-node cluster (one boot):
-TSO over IPv4 and IPv6 and UDP GSO (USO) from node0 to node1, every byte
-verified on the receiver, with the driver's per-queue GSO counters, the
+TSO over IPv4 and IPv6, devmem TX out of GPU memory with TSO, and UDP GSO
+(USO) from node0 to node1, every byte verified on the receiver, with the driver's per-queue GSO counters, the
 netdev qstats and the device's own counters showing that the NIC cut the
 super-frames; iperf3 with TSO on and off (printed, not asserted).
 
@@ -21,6 +21,7 @@ from devmemsim.kselftest import REMOTE_NO_TIME_WAIT
 
 NAME = f"offloads-test-{os.getpid()}"
 HW = "/opt/devmemsim/selftests/tools/testing/selftests/drivers/net/hw"
+DEVMEM = "/opt/devmemsim/bin/dms-devmem"
 # What the kernel's tests must report; every other case is a tunnel and skips.
 SELFTESTS_PASS = {
     "tso.py": {"tso.ipv4", "tso.ipv6"},
@@ -203,6 +204,28 @@ class Offloads(TwoNodes):
             self.assertEqual(self.delta(before, after, "hw_tso_super"), 0)
         finally:
             self.features(0, tso="on")
+
+    def test_13_devmem_tx_with_tso(self):
+        """Devmem TX out of node0's GPU memory (dms-devmem: bind-tx of a
+        dmsgpu dma-buf) with TSO on: the skbs' frags are net_iovs, the NIC
+        reads each super-frame's payload from the GPU BAR and cuts it; the
+        receiver's CRC of what landed in its GPU memory matches."""
+        port, nbytes = 5310, 8 << 20
+        self.sh(1, f"rm -f /tmp/r{port} /tmp/s{port}; nohup {DEVMEM} server --addr {data_addr(1)} "
+                   f"--peer {data_addr(0)} --port {port} --ready-file /tmp/r{port} --result /tmp/s{port} "
+                   f">/dev/null 2>&1 & for i in $(seq 300); do [ -e /tmp/r{port} ] && break; sleep 0.1; done")
+        before = self.counters(0)
+        out = self.sh(0, f"{DEVMEM} client --addr {data_addr(1)} --port {port} --bytes {nbytes}", timeout=600)
+        client = json.loads(out.strip().splitlines()[-1])
+        server = json.loads(self.sh(1, f"for i in $(seq 600); do [ -e /tmp/s{port} ] && break; sleep 0.1; "
+                                       f"done; cat /tmp/s{port}"))
+        self.assertNotIn("error", client)
+        self.assertNotIn("error", server)
+        self.assertEqual((client["mode"], server["devmem_bytes"]), ("devmem", nbytes))
+        self.assertEqual(server["crc32c"], client["crc32c"])
+        d = self.assert_segmented(before, self.counters(0), 8, nbytes // 1448 * 9 // 10)
+        self.results.append(f"devmem TX with TSO, {nbytes >> 20} MiB CRC-verified: {d['super']} super-frames, "
+                            f"{d['wire']} wire frames")
 
     def uso(self, dst, port):
         total = USO_SEGS * USO_SENDS
