@@ -510,10 +510,8 @@ void play(Reader &r)
 		op_rx_post(r);
 		break;
 	case kTxPost:
-		op_tx_post(r);
-		break;
 	case kTxSegPost:
-		op_tx_seg_post(r);
+		(op == kTxPost ? op_tx_post : op_tx_seg_post)(r);
 		break;
 	case kWireRaw:
 	case kWireFrame:
