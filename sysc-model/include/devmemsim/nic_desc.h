@@ -41,18 +41,31 @@ DMS_STATIC_ASSERT(sizeof(struct dms_rx_buf) == 16, "dms_rx_buf is 16 bytes");
  * header buffer and the payload to payload buffers. A frame that does not split goes whole to a
  * header buffer if it fits there, else whole to payload buffers without DMS_RX_F_SPLIT. With header
  * split off, every frame goes to payload buffers.
+ *
+ * Hardware GRO (v1.5, DMS_NIC_RX_GRO): a frame may stand for several TCP
+ * segments of one flow that the device coalesced. Its headers are the
+ * first segment's with the IP lengths (and the IPv4 header checksum)
+ * rewritten for the whole frame and PSH set if any segment had it; its
+ * payload is the segments' payloads back to back, placed like the payload
+ * of any frame of that length (each payload buffer filled from offset 0,
+ * the last one partly). The SOP completion gives the segment count and the
+ * first segment's payload length (every segment but the last has exactly
+ * that many bytes); the TCP checksum field is the first segment's, stale,
+ * and the frame always carries DMS_RX_F_CSUM_OK (every segment was checked).
  */
 struct dms_rx_cmpl {
-	dms_le16 flags;	   /* DMS_RX_F_* */
-	dms_le16 hbuf_id;  /* valid with DMS_RX_F_HDR */
-	dms_le16 pbuf_id;  /* valid with DMS_RX_F_PAY */
-	dms_le16 hdr_len;  /* bytes in the header buffer */
-	dms_le32 pay_len;  /* bytes in this payload buffer (from offset 0) */
-	dms_le32 rss_hash; /* valid with DMS_RX_F_RSS */
-	dms_le16 info;	   /* DMS_RX_L3_* | DMS_RX_L4_* (SOP only) */
-	dms_le16 rsvd0;
+	dms_le16 flags;	    /* DMS_RX_F_* */
+	dms_le16 hbuf_id;   /* valid with DMS_RX_F_HDR */
+	dms_le16 pbuf_id;   /* valid with DMS_RX_F_PAY */
+	dms_le16 hdr_len;   /* bytes in the header buffer */
+	dms_le32 pay_len;   /* bytes in this payload buffer (from offset 0) */
+	dms_le32 rss_hash;  /* valid with DMS_RX_F_RSS */
+	dms_le16 info;	    /* DMS_RX_L3_* | DMS_RX_L4_* (SOP only) */
+	dms_le16 gro_segs;  /* v1.5, SOP: TCP segments coalesced (>= 2), else 0 */
 	dms_le32 frame_len; /* whole frame, SOP only */
-	dms_le64 rsvd1;
+	dms_le16 gso_size;  /* v1.5, SOP with gro_segs: payload bytes per segment */
+	dms_le16 rsvd1;
+	dms_le32 rsvd2;
 };
 DMS_STATIC_ASSERT(sizeof(struct dms_rx_cmpl) == 32, "dms_rx_cmpl is 32 bytes");
 

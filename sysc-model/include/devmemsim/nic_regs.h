@@ -49,6 +49,7 @@
 #define DMS_NIC_RX_CSUM (1U << 1)      /* verify TCP/UDP/IPv4 checksums */
 #define DMS_NIC_RX_RSS (1U << 2)       /* spread flows with RSS */
 #define DMS_NIC_RX_NTUPLE (1U << 3)    /* flow steering table (wins over RSS) */
+#define DMS_NIC_RX_GRO (1U << 4)       /* v1.5: coalesce TCP segments (needs RX_CSUM) */
 #define DMS_NIC_REG_HDS_THRESH 0x0050  /* RW: split only payloads > this */
 #define DMS_NIC_REG_TX_CTRL 0x0054     /* RW */
 #define DMS_NIC_TX_CSUM (1U << 0)      /* honour DMS_TX_F_CSUM */
@@ -85,6 +86,29 @@
 #define DMS_NIC_REG_TSO_SUPER 0x00c0 /* super-frames segmented */
 #define DMS_NIC_REG_TSO_WIRE 0x00c4  /* frames they became on the wire */
 #define DMS_NIC_REG_TSO_ERR 0x00c8   /* refused: dropped with DMS_TX_C_ERR */
+
+/*
+ * Hardware GRO (v1.5): with DMS_NIC_RX_GRO and DMS_NIC_RX_CSUM set, each
+ * RX queue coalesces in-order TCP segments of up to DMS_NIC_GRO_FLOWS
+ * flows at a time into single frames (docs/datasheet.md has the rules).
+ * An aggregate is delivered when it holds GRO_MAX_SEGS segments or the
+ * next one would make its IP packet longer than GRO_MAX_BYTES or need
+ * more than DMS_NIC_GRO_MAX_BUFS payload buffers, and when no segment has
+ * joined it for GRO_TIMEOUT_NS. Settings are read live; larger values
+ * read back as the maxima. The counters count delivered coalesced frames
+ * and the segments in them.
+ */
+#define DMS_NIC_REG_GRO_MAX_SEGS 0x00a0	  /* RW: 2..DMS_NIC_GRO_SEGS_MAX */
+#define DMS_NIC_REG_GRO_MAX_BYTES 0x00a4  /* RW: IP packet bytes, <= 65535 */
+#define DMS_NIC_REG_GRO_TIMEOUT_NS 0x00a8 /* RW: ns, <= DMS_NIC_GRO_TIMEOUT_MAX_NS */
+#define DMS_NIC_REG_GRO_FLOWS 0x00ac	  /* RO: aggregation contexts per RX queue */
+#define DMS_NIC_REG_RX_GRO_FRAMES 0x00b0  /* RO: coalesced frames delivered */
+#define DMS_NIC_REG_RX_GRO_SEGS 0x00b4	  /* RO: segments in those frames */
+#define DMS_NIC_GRO_FLOWS 8
+#define DMS_NIC_GRO_SEGS_MAX 64
+#define DMS_NIC_GRO_BYTES_MAX 65535
+#define DMS_NIC_GRO_TIMEOUT_MAX_NS 10000000
+#define DMS_NIC_GRO_MAX_BUFS 17 /* payload buffers per frame (Linux MAX_SKB_FRAGS) */
 
 /*
  * RSS: Toeplitz hash over the IPv4/IPv6 addresses and, for TCP/UDP, the

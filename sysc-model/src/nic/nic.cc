@@ -79,6 +79,9 @@ void Nic::reset()
 	trace_("reset");
 	mtu_ = 1500;
 	rx_ctrl_ = hds_thresh_ = tx_ctrl_ = itr_ns_ = 0;
+	gro_max_segs_ = DMS_NIC_GRO_SEGS_MAX;
+	gro_max_bytes_ = DMS_NIC_GRO_BYTES_MAX;
+	gro_timeout_ns_ = 0;
 	admin_status_ = admin_mask_ = 0;
 	rss_key_.fill(0);
 	rss_indir_.fill(0);
@@ -188,6 +191,7 @@ std::string Nic::stats_json() const
 	  << ", \"ring_err\": " << c_.ring_err << ", \"ring_dma_err\": " << c_.ring_dma_err
 	  << ", \"rx_hdr_overflow\": " << c_.rx_hdr_overflow << ", \"tx_tso\": " << c_.tx_tso
 	  << ", \"tx_tso_segs\": " << c_.tx_tso_segs << ", \"tx_tso_err\": " << c_.tx_tso_err
+	  << ", \"rx_gro_frames\": " << c_.rx_gro_frames << ", \"rx_gro_segs\": " << c_.rx_gro_segs
 	  << ", \"queues\": [";
 	for (unsigned i = 0; i < nq_; i++)
 		o << (i ? ", " : "") << "{\"rx_frames\": " << q_[i]->rx_frames

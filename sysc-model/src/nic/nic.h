@@ -23,6 +23,7 @@
 #include "devmemsim/devmemsim.h"
 #include "devmemsim/nic_desc.h"
 #include "devmemsim/nic_regs.h"
+#include "nic/nic_gro.h"
 #include "nic/parser.h"
 #include "nic/rtl_parser.h"
 #include "nic/steer.h"
@@ -39,9 +40,10 @@ struct NicCounters {
 	uint64_t ring_err = 0;
 	uint64_t ring_dma_err = 0;    // ring accesses that faulted (each stopped its queue)
 	uint64_t rx_hdr_overflow = 0; // headers longer than the header buffer: not split
-	// Segmentation (nic_tso.cc): super-frames cut, the frames they became,
+	// Segmentation (segment.cc): super-frames cut, the frames they became,
 	// segmentation requests refused.
 	uint64_t tx_tso = 0, tx_tso_segs = 0, tx_tso_err = 0;
+	uint64_t rx_gro_frames = 0, rx_gro_segs = 0; // coalesced frames, segments in them
 };
 
 class Nic : public sc_core::sc_module, public RegFile
@@ -129,6 +131,7 @@ private:
 	// Receive (nic_rx.cc).
 	void rx_thread();
 	bool rx_frame(const std::vector<uint8_t> &frame);
+	bool rx_deliver(RxFrame &f);
 	unsigned select_queue(const Parsed &p, uint32_t *hash, bool *hashed);
 	void rx_classify(RxFrame &f);
 	void rx_place(RxFrame &f);
@@ -137,8 +140,9 @@ private:
 	bool rx_fetch_buffers(RxFrame &f);
 	bool rx_write_data(RxFrame &f);
 	size_t rx_pay_bytes(const RxFrame &f, uint32_t i) const;
-	uint16_t rx_flags(const RxFrame &f) const;
-	bool rx_complete(Queue &q, const RxFrame &f, bool ok);
+	bool rx_csum_ok(RxFrame &f) const;
+	uint16_t rx_flags(RxFrame &f) const;
+	bool rx_complete(Queue &q, RxFrame &f, bool ok);
 	void rx_ring_fault(unsigned qi, const char *what);
 
 	// Transmit (nic_tx.cc).
@@ -158,6 +162,14 @@ private:
 		unsigned done = 0;
 	};
 	void spend(WorkBudget &b, unsigned work, unsigned limit);
+
+	// Hardware GRO's part of receive (nic_rx_gro.cc).
+	bool rx_gro_on() const;
+	bool rx_gro(RxFrame &f);
+	void rx_gro_open(RxFrame &f, const GroSegment &seg);
+	void rx_gro_flush(unsigned qi, int i, const char *why);
+	void rx_gro_expire(WorkBudget &budget);
+	bool rx_gro_next_due(sc_core::sc_time *due) const;
 
 	// Interrupts (nic_irq.cc).
 	void admin_write(uint32_t off, uint32_t val);
@@ -190,6 +202,8 @@ private:
 	// Device registers.
 	bool link_up_ = true;
 	uint32_t mtu_ = 1500, rx_ctrl_ = 0, hds_thresh_ = 0, tx_ctrl_ = 0, itr_ns_ = 0;
+	uint32_t gro_max_segs_ = DMS_NIC_GRO_SEGS_MAX, gro_max_bytes_ = DMS_NIC_GRO_BYTES_MAX;
+	uint32_t gro_timeout_ns_ = 0;
 	uint32_t admin_status_ = 0, admin_mask_ = 0;
 	std::array<uint8_t, DMS_NIC_RSS_KEY_SIZE> rss_key_{};
 	std::array<uint32_t, DMS_NIC_RSS_INDIR_SIZE> rss_indir_{};

@@ -1,12 +1,15 @@
 // SPDX-License-Identifier: MIT
 // One queue pair of the NIC as the device holds it: the ring setup the
-// driver wrote, the indexes of both sides, and the queue's interrupt.
+// driver wrote, the indexes of both sides, and the queue's interrupt;
+// and a frame on its way into an RX queue.
 // Internal to the NIC's source files.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <systemc>
+#include <vector>
 
 #include "nic/nic.h"
 
@@ -50,6 +53,8 @@ struct Nic::Queue {
 	// Per kind: completions pending while armed since wait_from.
 	std::array<bool, 2> waiting{};
 	std::array<sc_core::sc_time, 2> wait_from{};
+	// Hardware GRO: the aggregates open on this RX queue.
+	GroTable gro;
 	// Statistics.
 	uint64_t rx_frames = 0, rx_split = 0, tx_frames = 0;
 
@@ -74,6 +79,7 @@ struct Nic::Queue {
 		rx_size = 0;
 		rx_cfg = QueueSetup{};
 		rx_epoch++;
+		gro.clear(); // segments held in open aggregates are lost
 	}
 	void tx_stop()
 	{
@@ -110,6 +116,32 @@ struct Nic::Queue {
 		return {rx_on ? used(rcmpl_tail, rcmpl_head, rx_size) : 0,
 			tx_on ? used(tcmpl_tail, tcmpl_head, tx_size) : 0};
 	}
+};
+
+// One frame on its way into a queue's buffers.
+struct Nic::RxFrame {
+	explicit RxFrame(const std::vector<uint8_t> &frame) : data(frame) {}
+
+	const std::vector<uint8_t> &data;
+	Parsed p;
+	uint32_t hash = 0;
+	bool hashed = false;
+	int csum = -1; // TCP/UDP (and IPv4 header) checksums: -1 not checked yet
+	uint16_t gro_segs = 0, gso_size = 0; // a coalesced frame (nic_gro.h)
+	unsigned qi = 0;
+	// The queue's setup and epoch when the frame got its room: every
+	// length below is checked against this setup.
+	QueueSetup cfg;
+	uint32_t ring = 0;
+	uint64_t epoch = 0;
+	bool split = false;
+	size_t hdr_len = 0, pay_len = 0;
+	uint32_t nh = 0, np = 0; // header and payload buffers it takes
+	dms_rx_buf hb{};
+	std::vector<dms_rx_buf> pb;
+
+	size_t len() const { return data.size(); }
+	uint32_t completions() const { return std::max<uint32_t>(np, 1); }
 };
 
 } // namespace devmemsim

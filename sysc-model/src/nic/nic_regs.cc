@@ -117,6 +117,8 @@ uint32_t Nic::read32(uint32_t off)
 		return kNtupleSize;
 	case DMS_NIC_REG_CAPS:
 		return DMS_NIC_CAP_TSO | DMS_NIC_CAP_USO;
+	case DMS_NIC_REG_GRO_FLOWS:
+		return DMS_NIC_GRO_FLOWS;
 	case DMS_NIC_REG_CTRL:
 		return 0;
 	case DMS_NIC_REG_STATUS:
@@ -140,6 +142,16 @@ uint32_t Nic::settings_read(uint32_t off) const
 		return tx_ctrl_;
 	case DMS_NIC_REG_ITR_NS:
 		return itr_ns_;
+	case DMS_NIC_REG_GRO_MAX_SEGS:
+		return gro_max_segs_;
+	case DMS_NIC_REG_GRO_MAX_BYTES:
+		return gro_max_bytes_;
+	case DMS_NIC_REG_GRO_TIMEOUT_NS:
+		return gro_timeout_ns_;
+	case DMS_NIC_REG_RX_GRO_FRAMES:
+		return static_cast<uint32_t>(c_.rx_gro_frames);
+	case DMS_NIC_REG_RX_GRO_SEGS:
+		return static_cast<uint32_t>(c_.rx_gro_segs);
 	case DMS_NIC_REG_ADMIN_IRQ_STATUS:
 		return admin_status_;
 	case DMS_NIC_REG_ADMIN_IRQ_MASK:
@@ -249,7 +261,8 @@ void Nic::write32(uint32_t off, uint32_t val)
 		break;
 	case DMS_NIC_REG_RX_CTRL:
 		rx_ctrl_ = val & (DMS_NIC_RX_HDR_SPLIT | DMS_NIC_RX_CSUM | DMS_NIC_RX_RSS |
-				  DMS_NIC_RX_NTUPLE);
+				  DMS_NIC_RX_NTUPLE | DMS_NIC_RX_GRO);
+		rx_ev_.notify(sc_core::SC_ZERO_TIME); // GRO off: flush what is open
 		break;
 	case DMS_NIC_REG_HDS_THRESH:
 		hds_thresh_ = val;
@@ -259,6 +272,15 @@ void Nic::write32(uint32_t off, uint32_t val)
 		break;
 	case DMS_NIC_REG_ITR_NS:
 		itr_ns_ = std::min<uint32_t>(val, DMS_NIC_ITR_MAX_NS);
+		break;
+	case DMS_NIC_REG_GRO_MAX_SEGS:
+		gro_max_segs_ = std::clamp<uint32_t>(val, 2, DMS_NIC_GRO_SEGS_MAX);
+		break;
+	case DMS_NIC_REG_GRO_MAX_BYTES:
+		gro_max_bytes_ = std::min<uint32_t>(val, DMS_NIC_GRO_BYTES_MAX);
+		break;
+	case DMS_NIC_REG_GRO_TIMEOUT_NS:
+		gro_timeout_ns_ = std::min<uint32_t>(val, DMS_NIC_GRO_TIMEOUT_MAX_NS);
 		break;
 	case DMS_NIC_REG_ADMIN_IRQ_STATUS:
 	case DMS_NIC_REG_ADMIN_IRQ_MASK:

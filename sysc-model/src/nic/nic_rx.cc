@@ -7,34 +7,11 @@
 #include "devmemsim/nic_regs.h"
 #include "nic/csum.h"
 #include "nic/nic.h"
+#include "nic/nic_gro.h"
 #include "nic/nic_queue.h"
 
 namespace devmemsim
 {
-
-// One frame on its way into a queue's buffers.
-struct Nic::RxFrame {
-	explicit RxFrame(const std::vector<uint8_t> &frame) : data(frame) {}
-
-	const std::vector<uint8_t> &data;
-	Parsed p;
-	uint32_t hash = 0;
-	bool hashed = false;
-	unsigned qi = 0;
-	// The queue's setup and epoch when the frame got its room: every
-	// length below is checked against this setup.
-	QueueSetup cfg;
-	uint32_t ring = 0;
-	uint64_t epoch = 0;
-	bool split = false;
-	size_t hdr_len = 0, pay_len = 0;
-	uint32_t nh = 0, np = 0; // header and payload buffers it takes
-	dms_rx_buf hb{};
-	std::vector<dms_rx_buf> pb;
-
-	size_t len() const { return data.size(); }
-	uint32_t completions() const { return std::max<uint32_t>(np, 1); }
-};
 
 namespace
 {
@@ -88,8 +65,15 @@ void Nic::rx_thread()
 {
 	WorkBudget budget;
 	for (;;) {
-		while (rx_fifo_.empty())
-			sc_core::wait(rx_ev_);
+		rx_gro_expire(budget);
+		if (rx_fifo_.empty()) {
+			sc_core::sc_time due;
+			if (rx_gro_next_due(&due))
+				sc_core::wait(due - sc_core::sc_time_stamp(), rx_ev_);
+			else
+				sc_core::wait(rx_ev_);
+			continue;
+		}
 		spend(budget, 1, kRxBudget);
 		// spend() may yield, and a reset in the meantime empties the FIFO.
 		if (rx_fifo_.empty())
@@ -119,6 +103,15 @@ bool Nic::rx_frame(const std::vector<uint8_t> &frame)
 	}
 	RxFrame f(frame);
 	rx_classify(f);
+	if (rx_gro_on() && f.p.l4 == L4::Tcp && q_[f.qi]->rx_on)
+		return rx_gro(f);
+	return rx_deliver(f);
+}
+
+// Place a frame (from the wire, or an aggregate GRO flushes) in its
+// queue's buffers and complete it.
+bool Nic::rx_deliver(RxFrame &f)
+{
 	if (!rx_wait_for_room(f))
 		return false;
 	Queue &q = *q_[f.qi];
@@ -147,6 +140,10 @@ bool Nic::rx_frame(const std::vector<uint8_t> &frame)
 	q.rx_frames++;
 	c_.rx_frames++;
 	c_.rx_bytes += f.len();
+	if (f.gro_segs) {
+		c_.rx_gro_frames++;
+		c_.rx_gro_segs += f.gro_segs;
+	}
 	if (f.split) {
 		q.rx_split++;
 		c_.rx_split++;
@@ -270,8 +267,15 @@ bool Nic::rx_write_data(RxFrame &f)
 	}
 	return true;
 }
+bool Nic::rx_csum_ok(RxFrame &f) const
+{
+	if (f.csum < 0)
+		f.csum = l4_csum_ok(f.data.data(), f.p);
+	return f.csum;
+}
+
 // The first completion's flags beyond SOP/EOP: split, RSS and checksum.
-uint16_t Nic::rx_flags(const RxFrame &f) const
+uint16_t Nic::rx_flags(RxFrame &f) const
 {
 	uint16_t flags = 0;
 	if (f.split)
@@ -279,13 +283,13 @@ uint16_t Nic::rx_flags(const RxFrame &f) const
 	if (f.hashed)
 		flags |= DMS_RX_F_RSS;
 	if ((rx_ctrl_ & DMS_NIC_RX_CSUM) && f.p.l4 != L4::None)
-		flags |= l4_csum_ok(f.data.data(), f.p) ? DMS_RX_F_CSUM_OK : DMS_RX_F_CSUM_BAD;
+		flags |= rx_csum_ok(f) ? DMS_RX_F_CSUM_OK : DMS_RX_F_CSUM_BAD;
 	return flags;
 }
 
 // Completions: one per payload buffer, or one for a header-only frame. A
 // frame lost to a DMA fault gets one SOP|EOP|ERR completion per buffer.
-bool Nic::rx_complete(Queue &q, const RxFrame &f, bool ok)
+bool Nic::rx_complete(Queue &q, RxFrame &f, bool ok)
 {
 	const uint16_t flags = ok ? rx_flags(f) : 0;
 	const uint16_t info = ok ? rx_info(f.p) : 0;
@@ -298,6 +302,8 @@ bool Nic::rx_complete(Queue &q, const RxFrame &f, bool ok)
 			c.info = info;
 			c.frame_len = static_cast<uint32_t>(f.len());
 			c.rss_hash = f.hashed ? f.hash : 0;
+			c.gro_segs = ok ? f.gro_segs : 0;
+			c.gso_size = ok ? f.gso_size : 0;
 		}
 		if (i == nc - 1 || !ok)
 			fl |= DMS_RX_F_EOP;

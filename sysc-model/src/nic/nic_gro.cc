@@ -1,0 +1,173 @@
+// SPDX-License-Identifier: MIT
+// Hardware GRO's segment rules and aggregates; see nic_gro.h.
+#include "nic/nic_gro.h"
+
+#include <algorithm>
+
+#include "nic/csum.h"
+
+namespace devmemsim
+{
+
+namespace
+{
+
+constexpr uint8_t kTcpAck = 0x10, kTcpPsh = 0x08;
+constexpr uint8_t kIpv4DontFragment = 0x40; // in the flags byte (offset 6)
+
+uint16_t be16(const uint8_t *p)
+{
+	return static_cast<uint16_t>(p[0] << 8 | p[1]);
+}
+
+uint32_t be32(const uint8_t *p)
+{
+	return uint32_t(p[0]) << 24 | uint32_t(p[1]) << 16 | uint32_t(p[2]) << 8 | p[3];
+}
+
+void put16(uint8_t *p, size_t v)
+{
+	p[0] = static_cast<uint8_t>(v >> 8);
+	p[1] = static_cast<uint8_t>(v);
+}
+
+void zero(std::vector<uint8_t> &v, size_t at, size_t n)
+{
+	std::fill_n(v.begin() + static_cast<std::ptrdiff_t>(at), n, 0);
+}
+
+// The headers of seg with the fields segments of one aggregate may
+// differ in zeroed (GroSegment::key).
+std::vector<uint8_t> masked_headers(const uint8_t *f, const Parsed &p)
+{
+	std::vector<uint8_t> key(f, f + p.split_off);
+	if (p.l3 == L3::Ipv4) {
+		zero(key, p.l3_off + 2, 4); // total length, ID
+		zero(key, p.l3_off + 10, 2);
+	} else {
+		zero(key, p.l3_off + 4, 2); // payload length
+	}
+	zero(key, p.l4_off + 4, 4); // sequence number
+	key[p.l4_off + 13] &= static_cast<uint8_t>(~kTcpPsh);
+	zero(key, p.l4_off + 14, 4); // window, checksum
+	return key;
+}
+
+} // namespace
+
+GroSegment gro_segment(const uint8_t *f, size_t len, const Parsed &p, bool csum_ok)
+{
+	GroSegment s;
+	if (p.l4 != L4::Tcp || !p.split_off || p.l3_end > len || !csum_ok || !p.ipv4_csum_ok)
+		return s;
+	if (p.l3 == L3::Ipv4 && (f[p.l3_off] & 0xf) != 5)
+		return s; // IPv4 options
+	const uint8_t flags = f[p.l4_off + 13];
+	if ((flags & ~kTcpPsh) != kTcpAck || p.l3_end == p.split_off)
+		return s;
+	s.hdr_len = p.split_off;
+	s.pay_len = p.l3_end - p.split_off;
+	s.seq = be32(f + p.l4_off + 4);
+	if (p.l3 == L3::Ipv4)
+		s.ip_id = be16(f + p.l3_off + 4);
+	s.push = flags & kTcpPsh;
+	s.coalescible = true;
+	s.opens = !s.push;
+	s.key = masked_headers(f, p);
+	return s;
+}
+
+bool GroAggregate::follows(const GroSegment &seg) const
+{
+	if (seg.key != key || seg.seq != next_seq || seg.pay_len > gso_size)
+		return false;
+	if (p.l3 != L3::Ipv4)
+		return true;
+	// IPv4 IDs go up by one per segment, or (DF set) may stay fixed; one
+	// aggregate does not mix the two.
+	const int step = static_cast<uint16_t>(seg.ip_id - last_id);
+	const bool df = key[p.l3_off + 6] & kIpv4DontFragment;
+	if (step > 1 || (step == 0 && !df))
+		return false;
+	return id_step < 0 || step == id_step;
+}
+
+bool GroAggregate::room_for(size_t n, const GroLimits &lim) const
+{
+	const size_t len = frame.size() + n;
+	const size_t bufs = (len + lim.pbuf_size - 1) / lim.pbuf_size;
+	return segs + 1 <= lim.max_segs && len - p.l3_off <= lim.max_bytes && bufs <= lim.max_bufs;
+}
+
+void GroAggregate::append(const uint8_t *f, const GroSegment &seg)
+{
+	if (segs == 0) {
+		key = seg.key;
+		hdr_len = seg.hdr_len;
+		frame.assign(f, f + seg.hdr_len);
+		gso_size = static_cast<uint32_t>(seg.pay_len);
+	} else if (segs == 1 && p.l3 == L3::Ipv4) {
+		id_step = static_cast<uint16_t>(seg.ip_id - last_id);
+	}
+	frame.insert(frame.end(), f + seg.hdr_len, f + seg.hdr_len + seg.pay_len);
+	next_seq = seg.seq + static_cast<uint32_t>(seg.pay_len);
+	last_id = seg.ip_id;
+	push = push || seg.push;
+	segs++;
+}
+
+std::vector<uint8_t> GroAggregate::finish()
+{
+	std::vector<uint8_t> out = std::move(frame);
+	frame.clear();
+	uint8_t *ip = out.data() + p.l3_off;
+	const size_t ip_len = out.size() - p.l3_off;
+	if (p.l3 == L3::Ipv4) {
+		put16(ip + 2, ip_len);
+		put16(ip + 10, 0);
+		put16(ip + 10, static_cast<uint16_t>(~inet_fold(inet_sum(ip, 20))));
+	} else {
+		put16(ip + 4, ip_len - 40);
+	}
+	if (push)
+		out[p.l4_off + 13] |= kTcpPsh;
+	return out;
+}
+
+int GroTable::find(const Parsed &p) const
+{
+	for (size_t i = 0; i < open.size(); i++) {
+		const Parsed &o = open[i].p;
+		if (o.l3 == p.l3 && o.src == p.src && o.dst == p.dst && o.sport == p.sport &&
+		    o.dport == p.dport)
+			return static_cast<int>(i);
+	}
+	return -1;
+}
+
+int GroTable::oldest() const
+{
+	int best = -1;
+	for (size_t i = 0; i < open.size(); i++)
+		if (best < 0 || open[i].serial < open[size_t(best)].serial)
+			best = static_cast<int>(i);
+	return best;
+}
+
+int GroTable::oldest_due(const sc_core::sc_time &now) const
+{
+	int best = -1;
+	for (size_t i = 0; i < open.size(); i++)
+		if (open[i].due <= now && (best < 0 || open[i].serial < open[size_t(best)].serial))
+			best = static_cast<int>(i);
+	return best;
+}
+
+GroAggregate GroTable::take(int i)
+{
+	GroAggregate a = std::move(open[size_t(i)]);
+	open.erase(open.begin() + i);
+	return a;
+}
+
+} // namespace devmemsim

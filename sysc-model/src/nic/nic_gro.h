@@ -1,0 +1,85 @@
+// SPDX-License-Identifier: MIT
+// Hardware GRO (NIC v1.5): which TCP segments may coalesce, the open
+// aggregates of one RX queue, and the frame an aggregate becomes. The
+// rules are the datasheet's ("Hardware GRO"); the RX path (nic_rx.cc)
+// decides when aggregates open and flush and places the frames.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <systemc>
+#include <vector>
+
+#include "nic/parser.h"
+
+namespace devmemsim
+{
+
+// Limits an aggregate must stay within, from the GRO registers and the
+// queue's buffers.
+struct GroLimits {
+	uint32_t max_segs = 0;	// segments per aggregate
+	uint32_t max_bytes = 0; // IP packet bytes (IP header to the end)
+	uint32_t max_bufs = 0;	// payload buffers its frame may take
+	uint32_t pbuf_size = 1; // bytes per payload buffer
+};
+
+// A frame as GRO sees it. coalescible: a TCP segment with payload that
+// may join an aggregate (checksums good, ACK with at most PSH, IPv4
+// without options or IPv6 without extension headers). opens: it may also
+// start one (no PSH).
+struct GroSegment {
+	bool coalescible = false, opens = false, push = false;
+	uint32_t seq = 0;
+	uint16_t ip_id = 0;
+	size_t hdr_len = 0, pay_len = 0; // headers end / TCP payload bytes
+	// The headers with the fields that may differ between segments of
+	// one aggregate zeroed: IPv4 total length, ID and header checksum,
+	// IPv6 payload length, TCP sequence number, PSH, window, checksum.
+	std::vector<uint8_t> key;
+};
+GroSegment gro_segment(const uint8_t *frame, size_t len, const Parsed &p, bool csum_ok);
+
+// One open aggregate: the first segment's headers, then every segment's
+// payload back to back.
+struct GroAggregate {
+	Parsed p; // the first segment's
+	std::vector<uint8_t> key, frame;
+	size_t hdr_len = 0;
+	uint32_t next_seq = 0, gso_size = 0, segs = 0;
+	uint16_t last_id = 0;
+	int id_step = -1; // IPv4 ID step between segments: -1 not known yet, 0 or 1
+	uint32_t hash = 0;
+	bool hashed = false, push = false;
+	uint64_t serial = 0;  // open order within the queue
+	sc_core::sc_time due; // flush when no segment joined by then
+
+	// Whether seg is the next segment of this aggregate (same headers
+	// but for the mutable fields, next sequence number, IPv4 ID rule,
+	// payload no longer than the first's).
+	bool follows(const GroSegment &seg) const;
+	// Whether one more segment of n payload bytes stays within the limits.
+	bool room_for(size_t n, const GroLimits &lim) const;
+	void append(const uint8_t *frame, const GroSegment &seg);
+	// The coalesced frame: lengths and the IPv4 header checksum rewritten,
+	// PSH if any segment had it.
+	std::vector<uint8_t> finish();
+};
+
+// The aggregates one RX queue holds open: at most DMS_NIC_GRO_FLOWS.
+struct GroTable {
+	std::vector<GroAggregate> open;
+	uint64_t serial = 0;
+
+	// The open aggregate of p's flow (addresses and ports), or -1.
+	int find(const Parsed &p) const;
+	// The oldest open aggregate (lowest serial), or -1.
+	int oldest() const;
+	// The oldest aggregate due by now, or -1.
+	int oldest_due(const sc_core::sc_time &now) const;
+	GroAggregate take(int i);
+	void clear() { open.clear(); }
+};
+
+} // namespace devmemsim
