@@ -1,0 +1,422 @@
+// SPDX-License-Identifier: MIT
+// The NIC's hardware GRO (v1.5) through the C ABI with a fake host: what
+// coalesces, what each flush rule delivers and in which order, limits,
+// IPv6, payload buffers in GPU memory, and a queue disabled or the device
+// reset with aggregates open.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "devmemsim/devmemsim.h"
+#include "devmemsim/nic_desc.h"
+#include "devmemsim/nic_regs.h"
+#include "fake_host.h"
+#include "frames.h"
+
+namespace
+{
+
+using fake_host::Host;
+constexpr uint64_t kRam = fake_host::kRamBase;
+constexpr uint64_t kHbuf = kRam, kPbuf = kRam + 0x1000, kCmpl = kRam + 0x2000;
+constexpr uint64_t kHdata = kRam + 0x10000, kPdata = kRam + 0x40000;
+constexpr uint64_t kGpuBar = 0x4000000000ull; // where "the guest" put the GPU's BAR 2
+constexpr unsigned kLog2 = 6, kRing = 64, kHsize = 256, kPsize = 4096;
+constexpr uint32_t kTimeoutNs = 1000000;
+constexpr uint8_t kAck = 0x10, kPsh = 0x08, kFin = 0x01;
+
+// A TCP segment of flow `sport` with payload bytes seq*7+i.
+std::vector<uint8_t> segment(uint32_t seq, size_t payload, uint8_t flags = kAck,
+			     uint16_t sport = 1234, bool ipv6 = false)
+{
+	frames::Spec s;
+	s.ipv6 = ipv6;
+	s.payload = payload;
+	s.sport = sport;
+	s.tcp_options = 12; // like timestamps
+	std::vector<uint8_t> f = frames::build(s);
+	const size_t l4 = ipv6 ? 54 : 34;
+	if (!ipv6) {
+		f[20] = 0x40; // DF, so the IPv4 ID (0) may stay fixed
+		frames::put16(f, 24, 0);
+		frames::put16(f, 24,
+			      uint16_t(~devmemsim::inet_fold(devmemsim::inet_sum(&f[14], 20))));
+	}
+	for (int b = 0; b < 4; b++)
+		f[l4 + 4 + b] = uint8_t(seq >> (24 - 8 * b));
+	f[l4 + 13] = flags;
+	for (size_t i = 0; i < payload; i++)
+		f[l4 + 32 + i] = uint8_t((seq + i) * 7);
+	devmemsim::l4_csum_fill(f.data(), devmemsim::parse_frame(f.data(), f.size()));
+	return f;
+}
+
+struct Frame {
+	dms_rx_cmpl sop{};
+	std::vector<uint8_t> hdr, pay;
+};
+
+class NicGro : public ::testing::Test
+{
+protected:
+	static void SetUpTestSuite()
+	{
+		char err[256] = "";
+		node_ = dms_node_new(nullptr, err, sizeof(err));
+		ASSERT_NE(node_, nullptr) << err;
+		host_ = new Host;
+		host_->attach(node_, DMS_DEV_NIC);
+		gpu_ = new std::vector<uint8_t>(dms_gpu_mem_size(node_));
+		dms_gpu_set_memory(node_, gpu_->data());
+		dms_set_bar(node_, DMS_DEV_GPU, 2, kGpuBar, gpu_->size());
+		dms_node_step(node_, 0);
+	}
+	void SetUp() override
+	{
+		wr(DMS_NIC_REG_CTRL, DMS_NIC_CTRL_RESET);
+		fake_host::run_until_idle(node_, 1000);
+		dms_node_reset_stats(node_);
+		host_->clear();
+		pdata_ = kPdata;
+		enable();
+		wr(DMS_NIC_REG_RX_CTRL, DMS_NIC_RX_HDR_SPLIT | DMS_NIC_RX_CSUM | DMS_NIC_RX_GRO);
+		wr(DMS_NIC_REG_GRO_TIMEOUT_NS, kTimeoutNs);
+		t_ = now() + 1000;
+	}
+	static void wr(uint32_t off, uint32_t v) { dms_reg_write(node_, DMS_DEV_NIC, off, v, 4); }
+	static uint32_t rd(uint32_t off)
+	{
+		return uint32_t(dms_reg_read(node_, DMS_DEV_NIC, off, 4));
+	}
+	static void qw(uint32_t off, uint32_t v) { wr(DMS_NIC_Q_BASE(0) + off, v); }
+	void enable()
+	{
+		qw(DMS_NIC_RXQ_RING_LOG2, kLog2);
+		qw(DMS_NIC_RXQ_HBUF_BASE_LO, uint32_t(kHbuf));
+		qw(DMS_NIC_RXQ_PBUF_BASE_LO, uint32_t(kPbuf));
+		qw(DMS_NIC_RXQ_CMPL_BASE_LO, uint32_t(kCmpl));
+		qw(DMS_NIC_RXQ_HBUF_SIZE, kHsize);
+		qw(DMS_NIC_RXQ_PBUF_SIZE, kPsize);
+		qw(DMS_NIC_RXQ_CTRL, DMS_NIC_Q_ENABLE);
+		phase_ = true;
+		head_ = 0;
+		std::memset(host_->at(kCmpl), 0, 32 * kRing);
+		for (unsigned i = 0; i < kRing - 1; i++) {
+			dms_rx_buf hb{kHdata + i * kHsize, uint16_t(i), {}};
+			dms_rx_buf pb{pdata_ + i * uint64_t(kPsize), uint16_t(i), {}};
+			std::memcpy(host_->at(kHbuf + 16 * i), &hb, 16);
+			std::memcpy(host_->at(kPbuf + 16 * i), &pb, 16);
+		}
+		qw(DMS_NIC_RXQ_HBUF_TAIL, kRing - 1);
+		qw(DMS_NIC_RXQ_PBUF_TAIL, kRing - 1);
+	}
+	static uint64_t now()
+	{
+		std::string s = dms_node_stats_json(node_);
+		return std::stoull(s.substr(s.find("\"time_ns\": ") + 11));
+	}
+	// Frame f arrives 1 us after the previous one.
+	void rx(const std::vector<uint8_t> &f)
+	{
+		dms_node_step(node_, t_);
+		ASSERT_EQ(dms_nic_receive(node_, f.data(), f.size()), 1);
+		dms_node_step(node_, t_);
+		t_ += 1000;
+	}
+	// Let the GRO timer run out.
+	void expire()
+	{
+		t_ += 2 * kTimeoutNs;
+		dms_node_step(node_, t_);
+	}
+	const uint8_t *pay_buf(uint16_t id) const
+	{
+		const uint64_t a = pdata_ + id * uint64_t(kPsize);
+		return a >= kGpuBar ? gpu_->data() + (a - kGpuBar) : host_->at(a);
+	}
+	// The next frame the device completed, if any (buffers not reposted).
+	bool next(Frame *out)
+	{
+		*out = Frame{};
+		for (bool first = true;; first = false) {
+			dms_rx_cmpl c;
+			std::memcpy(&c, host_->at(kCmpl + 32 * head_), 32);
+			if (bool(c.flags & DMS_RX_F_GEN) != phase_) {
+				EXPECT_TRUE(first) << "frame without EOP";
+				return false;
+			}
+			if (++head_ == kRing) {
+				head_ = 0;
+				phase_ = !phase_;
+			}
+			qw(DMS_NIC_RXQ_CMPL_HEAD, head_);
+			if (first) {
+				EXPECT_TRUE(c.flags & DMS_RX_F_SOP);
+				out->sop = c;
+				const uint8_t *h = host_->at(kHdata + c.hbuf_id * kHsize);
+				out->hdr.assign(h, h + c.hdr_len);
+			}
+			if (c.flags & DMS_RX_F_PAY)
+				out->pay.insert(out->pay.end(), pay_buf(c.pbuf_id),
+						pay_buf(c.pbuf_id) + c.pay_len);
+			if (c.flags & DMS_RX_F_EOP)
+				return true;
+		}
+	}
+	static std::vector<uint8_t> payload_of(const std::vector<uint8_t> &f, bool ipv6 = false)
+	{
+		return {f.begin() + (ipv6 ? 86 : 66), f.end()};
+	}
+	static uint32_t seq_of(const Frame &f)
+	{
+		return uint32_t(f.hdr[38]) << 24 | uint32_t(f.hdr[39]) << 16 | f.hdr[40] << 8 |
+		       f.hdr[41];
+	}
+	static uint16_t sport_of(const Frame &f) { return uint16_t(f.hdr[34] << 8 | f.hdr[35]); }
+
+	static dms_node *node_;
+	static Host *host_;
+	static std::vector<uint8_t> *gpu_;
+	uint64_t t_ = 0, pdata_ = kPdata;
+	bool phase_ = true;
+	unsigned head_ = 0;
+};
+dms_node *NicGro::node_;
+Host *NicGro::host_;
+std::vector<uint8_t> *NicGro::gpu_;
+
+} // namespace
+
+TEST_F(NicGro, InOrderSegmentsBecomeOneFrame)
+{
+	EXPECT_EQ(rd(DMS_NIC_REG_VERSION), 0x00010005u);
+	EXPECT_EQ(rd(DMS_NIC_REG_GRO_FLOWS), unsigned(DMS_NIC_GRO_FLOWS));
+	std::vector<uint8_t> want;
+	for (uint32_t i = 0; i < 4; i++) {
+		auto s = segment(1000 + 1000 * i, 1000);
+		auto p = payload_of(s);
+		want.insert(want.end(), p.begin(), p.end());
+		rx(s);
+	}
+	Frame f;
+	EXPECT_FALSE(next(&f)) << "delivered before the timer";
+	expire();
+	ASSERT_TRUE(next(&f));
+	EXPECT_EQ(f.sop.gro_segs, 4);
+	EXPECT_EQ(f.sop.gso_size, 1000);
+	EXPECT_EQ(f.sop.frame_len, 66u + 4000);
+	EXPECT_TRUE(f.sop.flags & DMS_RX_F_CSUM_OK);
+	EXPECT_TRUE(f.sop.flags & DMS_RX_F_SPLIT);
+	EXPECT_EQ(f.pay, want);
+	// The headers are the first segment's with the lengths rewritten.
+	EXPECT_EQ(seq_of(f), 1000u);
+	EXPECT_EQ(f.hdr[16] << 8 | f.hdr[17], 52 + 4000);
+	EXPECT_EQ(devmemsim::inet_fold(devmemsim::inet_sum(&f.hdr[14], 20)), 0xffff);
+	EXPECT_EQ(f.hdr[47], kAck);
+	EXPECT_FALSE(next(&f));
+	EXPECT_EQ(rd(DMS_NIC_REG_RX_GRO_FRAMES), 1u);
+	EXPECT_EQ(rd(DMS_NIC_REG_RX_GRO_SEGS), 4u);
+}
+
+TEST_F(NicGro, PshAndShortSegmentsEndTheAggregateAtOnce)
+{
+	rx(segment(0, 1000));
+	rx(segment(1000, 1000, kAck | kPsh));
+	Frame f;
+	ASSERT_TRUE(next(&f));
+	EXPECT_EQ(f.sop.gro_segs, 2);
+	EXPECT_EQ(f.hdr[47], kAck | kPsh);
+	rx(segment(2000, 1000));
+	rx(segment(3000, 300)); // shorter: the last one
+	ASSERT_TRUE(next(&f));
+	EXPECT_EQ(f.sop.gro_segs, 2);
+	EXPECT_EQ(f.pay.size(), 1300u);
+	// A first segment with PSH goes alone; so does one that is longer.
+	rx(segment(3300, 500, kAck | kPsh));
+	ASSERT_TRUE(next(&f));
+	EXPECT_EQ(f.sop.gro_segs, 0);
+	rx(segment(3800, 500));
+	rx(segment(4300, 600));
+	ASSERT_TRUE(next(&f));
+	EXPECT_EQ(f.sop.gro_segs, 0);
+	EXPECT_EQ(f.pay.size(), 500u);
+	expire();
+	ASSERT_TRUE(next(&f));
+	EXPECT_EQ(f.pay.size(), 600u);
+}
+
+TEST_F(NicGro, SegmentAndByteLimits)
+{
+	wr(DMS_NIC_REG_GRO_MAX_SEGS, 3);
+	EXPECT_EQ(rd(DMS_NIC_REG_GRO_MAX_SEGS), 3u);
+	for (uint32_t i = 0; i < 7; i++)
+		rx(segment(1448 * i, 1448));
+	Frame f;
+	for (int n : {3, 3}) {
+		ASSERT_TRUE(next(&f));
+		EXPECT_EQ(f.sop.gro_segs, n);
+	}
+	EXPECT_FALSE(next(&f));
+	expire();
+	ASSERT_TRUE(next(&f));
+	EXPECT_EQ(f.sop.gro_segs, 0);
+
+	// The largest frame: 45 x 1448 payload bytes keep the IP packet
+	// within 65535 bytes; the 46th starts the next aggregate.
+	wr(DMS_NIC_REG_GRO_MAX_SEGS, 1000);
+	EXPECT_EQ(rd(DMS_NIC_REG_GRO_MAX_SEGS), unsigned(DMS_NIC_GRO_SEGS_MAX));
+	std::vector<uint8_t> want;
+	for (uint32_t i = 7; i < 7 + 46; i++) {
+		auto s = segment(1448 * i, 1448);
+		if (i < 7 + 45) {
+			auto p = payload_of(s);
+			want.insert(want.end(), p.begin(), p.end());
+		}
+		rx(s);
+	}
+	ASSERT_TRUE(next(&f));
+	EXPECT_EQ(f.sop.gro_segs, 45);
+	EXPECT_EQ(f.pay, want);
+	EXPECT_EQ(f.hdr[16] << 8 | f.hdr[17], 52 + 45 * 1448);
+}
+
+TEST_F(NicGro, OutOfOrderAndOtherFramesOfTheFlowFlushItFirst)
+{
+	rx(segment(0, 1000));
+	rx(segment(1000, 1000));
+	rx(segment(3000, 1000)); // a hole: 2000 is missing
+	Frame f;
+	ASSERT_TRUE(next(&f));
+	EXPECT_EQ(f.sop.gro_segs, 2);
+	EXPECT_EQ(seq_of(f), 0u);
+	rx(segment(4000, 1000));
+	rx(segment(5000, 0, kAck | kFin)); // FIN: flushes, then goes alone
+	ASSERT_TRUE(next(&f));
+	EXPECT_EQ(f.sop.gro_segs, 2);
+	EXPECT_EQ(seq_of(f), 3000u);
+	ASSERT_TRUE(next(&f));
+	EXPECT_EQ(f.hdr[47], kAck | kFin);
+	// A bad checksum never joins.
+	rx(segment(6000, 1000));
+	auto bad = segment(7000, 1000);
+	bad.back() ^= 1;
+	rx(bad);
+	ASSERT_TRUE(next(&f));
+	EXPECT_EQ(f.sop.gro_segs, 0);
+	ASSERT_TRUE(next(&f));
+	EXPECT_TRUE(f.sop.flags & DMS_RX_F_CSUM_BAD);
+}
+
+TEST_F(NicGro, InterleavedFlowsAndTheOldestGoesWhenTheTableIsFull)
+{
+	for (uint32_t i = 0; i < 2; i++)
+		for (uint16_t flow = 0; flow < 3; flow++)
+			rx(segment(1000 * i, 1000, kAck, uint16_t(2000 + flow)));
+	// A pure ACK of another flow passes the open aggregates.
+	rx(segment(0, 0, kAck, 3000));
+	Frame f;
+	ASSERT_TRUE(next(&f));
+	EXPECT_EQ(sport_of(f), 3000);
+	EXPECT_FALSE(next(&f));
+	// Flows 3.. fill the table: each new one past DMS_NIC_GRO_FLOWS
+	// pushes out the oldest, flow 2000 first.
+	for (uint16_t flow = 3; flow < DMS_NIC_GRO_FLOWS + 1; flow++)
+		rx(segment(0, 1000, kAck, uint16_t(2000 + flow)));
+	ASSERT_TRUE(next(&f));
+	EXPECT_EQ(sport_of(f), 2000);
+	EXPECT_EQ(f.sop.gro_segs, 2);
+	EXPECT_FALSE(next(&f));
+	expire();
+	for (uint16_t flow = 1; flow < DMS_NIC_GRO_FLOWS + 1; flow++) {
+		ASSERT_TRUE(next(&f));
+		EXPECT_EQ(sport_of(f), 2000 + flow);
+		EXPECT_EQ(f.sop.gro_segs, flow < 3 ? 2 : 0);
+	}
+}
+
+TEST_F(NicGro, Ipv6)
+{
+	std::vector<uint8_t> want;
+	for (uint32_t i = 0; i < 3; i++) {
+		auto s = segment(1000 * i, 1000, i == 2 ? kAck | kPsh : kAck, 1234, true);
+		auto p = payload_of(s, true);
+		want.insert(want.end(), p.begin(), p.end());
+		rx(s);
+	}
+	Frame f;
+	ASSERT_TRUE(next(&f));
+	EXPECT_EQ(f.sop.gro_segs, 3);
+	EXPECT_EQ(f.sop.info, DMS_RX_L3_IPV6 | DMS_RX_L4_TCP);
+	EXPECT_EQ(f.hdr[18] << 8 | f.hdr[19], 32 + 3000); // payload length
+	EXPECT_EQ(f.pay, want);
+}
+
+TEST_F(NicGro, PayloadBuffersInGpuMemory)
+{
+	wr(DMS_NIC_REG_MTU, 9000);
+	qw(DMS_NIC_RXQ_CTRL, 0);
+	pdata_ = kGpuBar + 0x100000;
+	enable();
+	std::vector<uint8_t> want;
+	for (uint32_t i = 0; i < 8; i++) {
+		auto s = segment(4000 * i, 4000, i == 7 ? kAck | kPsh : kAck);
+		auto p = payload_of(s);
+		want.insert(want.end(), p.begin(), p.end());
+		rx(s);
+	}
+	Frame f;
+	ASSERT_TRUE(next(&f));
+	EXPECT_EQ(f.sop.gro_segs, 8);
+	EXPECT_EQ(f.pay, want); // read back from GPU memory
+}
+
+TEST_F(NicGro, QueueDisabledOrDeviceResetWithAggregatesOpen)
+{
+	rx(segment(0, 1000));
+	rx(segment(1000, 1000));
+	qw(DMS_NIC_RXQ_CTRL, 0);
+	enable();
+	expire();
+	Frame f;
+	EXPECT_FALSE(next(&f)) << "the aggregate went with the queue";
+	rx(segment(5000, 1000));
+	rx(segment(6000, 1000, kAck | kPsh));
+	ASSERT_TRUE(next(&f));
+	EXPECT_EQ(f.sop.gro_segs, 2);
+
+	rx(segment(7000, 1000));
+	wr(DMS_NIC_REG_CTRL, DMS_NIC_CTRL_RESET);
+	EXPECT_EQ(rd(DMS_NIC_REG_GRO_TIMEOUT_NS), 0u);
+	EXPECT_EQ(rd(DMS_NIC_REG_GRO_MAX_BYTES), unsigned(DMS_NIC_GRO_BYTES_MAX));
+	expire();
+	enable();
+	EXPECT_FALSE(next(&f));
+}
+
+TEST_F(NicGro, TurningGroOffFlushesAndTimeoutZeroWaitsOnlyForQueuedFrames)
+{
+	rx(segment(0, 1000));
+	rx(segment(1000, 1000));
+	Frame f;
+	EXPECT_FALSE(next(&f));
+	wr(DMS_NIC_REG_RX_CTRL, DMS_NIC_RX_HDR_SPLIT | DMS_NIC_RX_CSUM);
+	dms_node_step(node_, t_);
+	ASSERT_TRUE(next(&f));
+	EXPECT_EQ(f.sop.gro_segs, 2);
+
+	wr(DMS_NIC_REG_RX_CTRL, DMS_NIC_RX_HDR_SPLIT | DMS_NIC_RX_CSUM | DMS_NIC_RX_GRO);
+	wr(DMS_NIC_REG_GRO_TIMEOUT_NS, 0);
+	dms_node_step(node_, t_);
+	for (uint32_t i = 0; i < 3; i++) {
+		auto s = segment(2000 + 1000 * i, 1000);
+		ASSERT_EQ(dms_nic_receive(node_, s.data(), s.size()), 1);
+	}
+	dms_node_step(node_, t_);
+	ASSERT_TRUE(next(&f));
+	EXPECT_EQ(f.sop.gro_segs, 3);
+	rx(segment(5000, 1000)); // alone in the FIFO: delivered as it is
+	ASSERT_TRUE(next(&f));
+	EXPECT_EQ(f.sop.gro_segs, 0);
+}
