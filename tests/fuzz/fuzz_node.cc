@@ -39,10 +39,10 @@ bool g_trace; // DMS_FUZZ_TRACE=1: the operations of an input on stderr
 bool g_tx_may_vanish;
 
 const char *const kOpNames[kOpCount] = {
-	"reg-write", "reg-read",   "ram-write", "queue-setup", "rx-post",    "tx-post",
-	"wire-raw",  "wire-frame", "msix",	"step",	       "link",	     "nic-reset",
-	"stats",     "gpu-job",	   "crc-list",	"bars",	       "peer",	     "bus-master",
-	"replug",    "gpu-reset",  "faults",	"foreign-id",  "tx-seg-post"};
+	"reg-write", "reg-read",   "ram-write", "queue-setup", "rx-post",     "tx-post",
+	"wire-raw",  "wire-frame", "msix",	"step",	       "link",	      "nic-reset",
+	"stats",     "gpu-job",	   "crc-list",	"bars",	       "peer",	      "bus-master",
+	"replug",    "gpu-reset",  "faults",	"foreign-id",  "tx-seg-post", "wire-segment"};
 
 // Queue q's rings and buffers in RAM (RxPost/TxPost/QueueSetup): one MiB
 // each, rings of up to 256 entries.
@@ -196,7 +196,12 @@ void op_queue_setup(Reader &r)
 	nic_wr(q, DMS_NIC_TXQ_CTRL, (en >> 1) & 1);
 	nic_wr(q, DMS_NIC_Q_IRQ_ARM, (en >> 2) & 1);
 	if (en & 8) {
-		dms_reg_write(g_host->node(), DMS_DEV_NIC, DMS_NIC_REG_RX_CTRL, en >> 4, 4);
+		// Hardware GRO whenever RX checksums are on; RSS picks its timeout.
+		const uint32_t rx_ctrl = en >> 4;
+		dms_reg_write(g_host->node(), DMS_DEV_NIC, DMS_NIC_REG_RX_CTRL,
+			      rx_ctrl | (rx_ctrl & DMS_NIC_RX_CSUM ? DMS_NIC_RX_GRO : 0), 4);
+		dms_reg_write(g_host->node(), DMS_DEV_NIC, DMS_NIC_REG_GRO_TIMEOUT_NS,
+			      rx_ctrl & DMS_NIC_RX_RSS ? 50000 : 0, 4);
 		dms_reg_write(g_host->node(), DMS_DEV_NIC, DMS_NIC_REG_TX_CTRL, 1, 4);
 	}
 }
@@ -296,6 +301,36 @@ void op_wire(Reader &r, bool raw)
 		if (how & 2)
 			f.resize(at % (f.size() + 1));
 	}
+	g_host->offer(f.data(), f.size());
+}
+
+// Next sequence number of each of the 16 flows op_wire_segment sends.
+uint32_t g_seq[16];
+
+// A TCP ACK segment of one of 16 flows, next in its sequence unless `how`
+// asks for a hole, PSH, any flags, other TCP options or a bad checksum:
+// what hardware GRO coalesces, and what ends an aggregate.
+void op_wire_segment(Reader &r)
+{
+	const uint8_t flow = r.u8() % 16, how = r.u8();
+	frames::Spec s;
+	s.ipv6 = flow & 8;
+	s.sport = uint16_t(1000 + (flow & 7));
+	s.tcp_options = 4 * (how & 3);
+	s.frag = 0x4000; // DF: the IPv4 ID (0) may stay fixed within an aggregate
+	s.payload = r.u16() % 9000;
+	std::vector<uint8_t> f = frames::build(s);
+	const devmemsim::Parsed p = devmemsim::parse_frame(f.data(), f.size());
+	uint32_t &seq = g_seq[flow];
+	if (how & 0x40)
+		seq += r.u16();
+	for (int b = 0; b < 4; b++)
+		f[p.l4_off + 4 + size_t(b)] = uint8_t(seq >> (24 - 8 * b));
+	f[p.l4_off + 13] = (how & 0x80) ? r.u8() : uint8_t(0x10 | (how & 0x20 ? 0x08 : 0));
+	seq += uint32_t(s.payload);
+	devmemsim::l4_csum_fill(f.data(), p);
+	if (how & 0x10)
+		f.back() ^= 1;
 	g_host->offer(f.data(), f.size());
 }
 
@@ -457,6 +492,12 @@ void check_stats()
 	if (counter(n, "rx_frames") > g_host->frames_taken())
 		fail("NIC counted %llu frames received, %llu were given to it",
 		     counter(n, "rx_frames"), g_host->frames_taken());
+	if (counter(n, "rx_gro_segs") > g_host->frames_taken())
+		fail("NIC counted %llu segments in coalesced frames, %llu frames were given to it",
+		     counter(n, "rx_gro_segs"), g_host->frames_taken());
+	if (counter(n, "rx_gro_segs") < 2 * counter(n, "rx_gro_frames"))
+		fail("NIC counted %llu coalesced frames but only %llu segments in them",
+		     counter(n, "rx_gro_frames"), counter(n, "rx_gro_segs"));
 	// With the link down the NIC completes (and counts) frames it drops.
 	if (counter(n, "tx_tso_segs") > counter(n, "tx_frames"))
 		fail("NIC counted %llu segments, %llu frames sent", counter(n, "tx_tso_segs"),
@@ -481,6 +522,7 @@ void reset_node()
 	g_host->clear();
 	for (QueueState &s : g_q)
 		s = QueueState{};
+	std::fill(std::begin(g_seq), std::end(g_seq), 0);
 	dms_node_reset_stats(n);
 	g_host->reset_counts();
 	g_tx_may_vanish = false;
@@ -563,6 +605,9 @@ void play(Reader &r)
 		break;
 	case kForeignId:
 		op_foreign_id(r);
+		break;
+	case kSegment:
+		op_wire_segment(r);
 		break;
 	}
 }

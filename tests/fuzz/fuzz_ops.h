@@ -36,6 +36,7 @@ enum Op : uint8_t {
 	kFaults,     // key mask32, one value byte per key set
 	kForeignId,  // id32, off16, value64: every id-taking call, a device it names not
 	kTxSegPost,  // q, mss16, kind, header length adjust, frame spec (5 bytes), frags, flags
+	kSegment,    // flow, how, payload16 [hole16] [flags]: TCP in sequence (GRO)
 	kOpCount
 };
 

@@ -73,6 +73,22 @@ inline void driver_seeds(std::vector<std::vector<uint8_t>> &out)
 	step(nic, 0x8a).op(kStats);
 	out.push_back(nic.out);
 
+	Writer gro; // hardware GRO: flows interleaved, a hole, PSH, FIN, the timer
+	queue(gro, 0, 2, 0x7);
+	for (unsigned i = 0; i < 40; i++) {
+		gro.op(kSegment).u8(i % 6).u8(i == 20 ? 0x40 : 0).u16(1448);
+		if (i == 20)
+			gro.u16(3000); // a hole in flow 0
+	}
+	gro.op(kSegment).u8(1).u8(0x20).u16(100);
+	gro.op(kSegment).u8(2).u8(0x80).u16(0).u8(0x11);
+	step(gro, 0x45);
+	queue(gro, 1, 2, 0x7);
+	for (unsigned i = 0; i < 8; i++)
+		gro.op(kSegment).u8(8).u8(0).u16(1448);
+	step(step(gro, 0x81), 0xc1).op(kStats);
+	out.push_back(gro.out);
+
 	Writer gpu; // copies both ways, CRC, a gather list, interrupts on
 	msix(gpu, DMS_DEV_GPU, 0, kToApic, 0, 0x4100);
 	reg(gpu, DMS_DEV_GPU, DMS_GPU_REG_IRQ_MASK, 7);
