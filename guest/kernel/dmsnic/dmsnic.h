@@ -101,6 +101,9 @@ struct dmsnic_rx_ring {
 	 */
 	struct sk_buff *skb;
 	u16 sop_flags;
+	u16 sop_info;		/* DMS_RX_L3_* | DMS_RX_L4_* */
+	u16 sop_gro_segs;	/* hardware GRO: segments coalesced, or 0 */
+	u16 sop_gso_size;
 	bool in_frame;
 };
 
@@ -136,6 +139,11 @@ struct dmsnic_rx_stats {
 	u64 alloc_fail;
 	u64 hdr_unreadable;	/* dropped: headers in devmem payload buffer */
 	u64 csum_unreadable;	/* dropped: devmem payload, checksum unverified */
+	/* Hardware GRO: coalesced frames handed up and the wire frames in them */
+	u64 hw_gro_packets;
+	u64 hw_gro_bytes;
+	u64 hw_gro_wire_packets;
+	u64 hw_gro_wire_bytes;
 	struct u64_stats_sync syncp;
 };
 

@@ -38,6 +38,10 @@ static const struct dmsnic_stat dmsnic_rxq_stats[] = {
 	DMSNIC_STAT("alloc_fail", rx_stats.alloc_fail),
 	DMSNIC_STAT("hdr_unreadable", rx_stats.hdr_unreadable),
 	DMSNIC_STAT("csum_unreadable", rx_stats.csum_unreadable),
+	DMSNIC_STAT("hw_gro_packets", rx_stats.hw_gro_packets),
+	DMSNIC_STAT("hw_gro_bytes", rx_stats.hw_gro_bytes),
+	DMSNIC_STAT("hw_gro_wire_packets", rx_stats.hw_gro_wire_packets),
+	DMSNIC_STAT("hw_gro_wire_bytes", rx_stats.hw_gro_wire_bytes),
 };
 
 static const struct dmsnic_stat dmsnic_txc_stats[] = {

@@ -17,6 +17,16 @@
 
 #define DMSNIC_RESET_TIMEOUT_US	100000
 
+/*
+ * Hardware GRO delivers an aggregate when no segment joined it for this
+ * long. Under TCG a guest sends a segment every few tens of microseconds,
+ * so the default is far above a real NIC's (tens of microseconds).
+ */
+static unsigned int gro_hw_usecs = 1000;
+module_param(gro_hw_usecs, uint, 0444);
+MODULE_PARM_DESC(gro_hw_usecs,
+		 "hardware GRO flush timeout in microseconds (at most 10000)");
+
 static const u32 dmsnic_hw_stat_regs[DMSNIC_HW_NUM_STATS] = {
 	[DMSNIC_HW_RX_NO_BUF]	= DMS_NIC_REG_STAT_RX_NO_BUF,
 	[DMSNIC_HW_RX_DROP]	= DMS_NIC_REG_STAT_RX_DROP,
@@ -71,6 +81,8 @@ void dmsnic_write_rx_ctrl(struct dmsnic_priv *priv, netdev_features_t features)
 		ctrl |= DMS_NIC_RX_CSUM;
 	if (features & NETIF_F_NTUPLE)
 		ctrl |= DMS_NIC_RX_NTUPLE;
+	if (features & NETIF_F_GRO_HW)
+		ctrl |= DMS_NIC_RX_GRO;
 	dmsnic_wr32(priv, DMS_NIC_REG_RX_CTRL, ctrl);
 }
 
@@ -208,6 +220,9 @@ static void dmsnic_hw_init(struct dmsnic_priv *priv)
 	dmsnic_wr32(priv, DMS_NIC_REG_MTU, netdev->mtu);
 	dmsnic_wr32(priv, DMS_NIC_REG_HDS_THRESH, priv->hds_thresh);
 	dmsnic_wr32(priv, DMS_NIC_REG_TX_CTRL, DMS_NIC_TX_CSUM);
+	dmsnic_wr32(priv, DMS_NIC_REG_GRO_TIMEOUT_NS,
+		    min_t(u64, (u64)gro_hw_usecs * NSEC_PER_USEC,
+			  DMS_NIC_GRO_TIMEOUT_MAX_NS));
 	dmsnic_write_rss(priv);
 	dmsnic_write_rx_ctrl(priv, netdev->features);
 	dmsnic_read_hw_stats(priv, NULL);
@@ -245,6 +260,8 @@ static int dmsnic_change_mtu(struct net_device *netdev, int new_mtu)
 /*
  * Devmem payload is unreadable: the stack cannot checksum it, so receive
  * checksum offload stays on while a memory provider is bound to a queue.
+ * Hardware GRO needs it: the device coalesces only segments whose
+ * checksums it verified.
  */
 static netdev_features_t dmsnic_fix_features(struct net_device *netdev,
 					     netdev_features_t features)
@@ -252,15 +269,15 @@ static netdev_features_t dmsnic_fix_features(struct net_device *netdev,
 	struct dmsnic_priv *priv = netdev_priv(netdev);
 	u32 q;
 
-	if (features & NETIF_F_RXCSUM)
-		return features;
-	for (q = 0; q < priv->num_queues; q++) {
+	for (q = 0; q < priv->num_queues && !(features & NETIF_F_RXCSUM); q++) {
 		if (netif_rxq_has_unreadable_mp(netdev, q)) {
 			net_warn_ratelimited("%s: rx-checksumming stays on while RX queue %u has a memory provider\n",
 					     netdev_name(netdev), q);
-			return features | NETIF_F_RXCSUM;
+			features |= NETIF_F_RXCSUM;
 		}
 	}
+	if (!(features & NETIF_F_RXCSUM))
+		features &= ~NETIF_F_GRO_HW;
 	return features;
 }
 
@@ -465,7 +482,8 @@ static void dmsnic_init_netdev(struct dmsnic_priv *priv)
 	/* TX descriptors take any bus address, devmem (GPU BAR) included. */
 	netdev->netmem_tx = NETMEM_TX_DMA;
 	netdev->hw_features = NETIF_F_SG | NETIF_F_IP_CSUM | NETIF_F_IPV6_CSUM |
-			      NETIF_F_RXCSUM | NETIF_F_RXHASH | NETIF_F_NTUPLE;
+			      NETIF_F_RXCSUM | NETIF_F_RXHASH | NETIF_F_NTUPLE |
+			      NETIF_F_GRO_HW;
 	dmsnic_init_gso(priv);
 	netdev->features = netdev->hw_features;
 	netdev->vlan_features = NETIF_F_SG;

@@ -402,12 +402,45 @@ static bool dmsnic_rx_csum_unreadable(struct dmsnic_qp *qp, struct sk_buff *skb)
 	return true;
 }
 
+/*
+ * A frame the device coalesced from gro_segs TCP segments: its headers
+ * already have the whole frame's lengths, so it only needs the GSO
+ * metadata the stack (TCP's segment accounting, GRO, forwarding's
+ * resegmentation) reads. The TCP checksum field is the first segment's:
+ * the device verified every segment, so the stack must not check it.
+ */
+static void dmsnic_rx_gro_finish(struct dmsnic_qp *qp, struct sk_buff *skb)
+{
+	struct dmsnic_rx_ring *rx = &qp->rx;
+	struct skb_shared_info *shinfo = skb_shinfo(skb);
+	struct dmsnic_rx_stats *st = &qp->rx_stats;
+	u32 segs = rx->sop_gro_segs;
+	u32 hlen = skb_headlen(skb);
+
+	shinfo->gso_size = rx->sop_gso_size;
+	shinfo->gso_segs = segs;
+	shinfo->gso_type = (rx->sop_info & DMS_RX_L3_MASK) == DMS_RX_L3_IPV6 ?
+			   SKB_GSO_TCPV6 : SKB_GSO_TCPV4;
+	skb->ip_summed = CHECKSUM_UNNECESSARY;
+
+	/* On the wire every segment carried the headers (the linear part). */
+	u64_stats_update_begin(&st->syncp);
+	st->hw_gro_packets++;
+	st->hw_gro_bytes += skb->len;
+	st->hw_gro_wire_packets += segs;
+	st->hw_gro_wire_bytes += skb->len + (u64)(segs - 1) * hlen;
+	u64_stats_update_end(&st->syncp);
+}
+
 static void dmsnic_rx_deliver(struct dmsnic_qp *qp, struct sk_buff *skb)
 {
 	struct dmsnic_rx_ring *rx = &qp->rx;
 	struct dmsnic_rx_stats *st = &qp->rx_stats;
 	unsigned int len = skb->len;
 
+	if (rx->sop_gro_segs > 1 &&
+	    (rx->sop_info & DMS_RX_L4_MASK) == DMS_RX_L4_TCP)
+		dmsnic_rx_gro_finish(qp, skb);
 	if (dmsnic_rx_csum_unreadable(qp, skb))
 		return;
 	skb->protocol = eth_type_trans(skb, qp->priv->netdev);
@@ -488,6 +521,9 @@ static void dmsnic_rx_start_frame(struct dmsnic_qp *qp,
 		dmsnic_rx_meta(qp, skb, c, flags);
 	rx->skb = skb;
 	rx->sop_flags = flags;
+	rx->sop_info = le16_to_cpu(c->info);
+	rx->sop_gro_segs = le16_to_cpu(c->gro_segs);
+	rx->sop_gso_size = le16_to_cpu(c->gso_size);
 	rx->in_frame = true;
 }
 
