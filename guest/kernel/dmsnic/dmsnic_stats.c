@@ -15,6 +15,10 @@ struct dmsnic_qp_snapshot {
 	u64 rx_drops;
 	u64 rx_alloc_fail;
 	u64 rx_csum_bad;
+	u64 rx_hw_gro_packets;
+	u64 rx_hw_gro_bytes;
+	u64 rx_hw_gro_wire_packets;
+	u64 rx_hw_gro_wire_bytes;
 	u64 tx_packets;
 	u64 tx_bytes;
 	u64 tx_errors;
@@ -39,6 +43,10 @@ static void dmsnic_qp_snapshot(const struct dmsnic_qp *qp,
 		s->rx_drops = qp->rx_stats.drops;
 		s->rx_alloc_fail = qp->rx_stats.alloc_fail;
 		s->rx_csum_bad = qp->rx_stats.csum_bad;
+		s->rx_hw_gro_packets = qp->rx_stats.hw_gro_packets;
+		s->rx_hw_gro_bytes = qp->rx_stats.hw_gro_bytes;
+		s->rx_hw_gro_wire_packets = qp->rx_stats.hw_gro_wire_packets;
+		s->rx_hw_gro_wire_bytes = qp->rx_stats.hw_gro_wire_bytes;
 	} while (u64_stats_fetch_retry(&qp->rx_stats.syncp, start));
 
 	do {
@@ -92,6 +100,10 @@ static void dmsnic_qstats_rx_add(const struct dmsnic_qp_snapshot *q,
 	rx->bytes += q->rx_bytes;
 	rx->alloc_fail += q->rx_alloc_fail;
 	rx->csum_bad += q->rx_csum_bad;
+	rx->hw_gro_packets += q->rx_hw_gro_packets;
+	rx->hw_gro_bytes += q->rx_hw_gro_bytes;
+	rx->hw_gro_wire_packets += q->rx_hw_gro_wire_packets;
+	rx->hw_gro_wire_bytes += q->rx_hw_gro_wire_bytes;
 }
 
 static void dmsnic_qstats_tx_add(const struct dmsnic_qp_snapshot *q,
@@ -115,6 +127,10 @@ static void dmsnic_qstats_rx_zero(struct netdev_queue_stats_rx *rx)
 	rx->bytes = 0;
 	rx->alloc_fail = 0;
 	rx->csum_bad = 0;
+	rx->hw_gro_packets = 0;
+	rx->hw_gro_bytes = 0;
+	rx->hw_gro_wire_packets = 0;
+	rx->hw_gro_wire_bytes = 0;
 }
 
 static void dmsnic_qstats_tx_zero(struct netdev_queue_stats_tx *tx)
