@@ -1,0 +1,163 @@
+"""Hardware GRO (rx-gro-hw, NIC v1.5) end to end on a two-node cluster (one
+boot): rx-gro-hw is on by default and stays on with software GRO off; a
+16 MiB TCP transfer of random data arrives intact (sha256 on both ends)
+while node1's NIC coalesces (ethtool -S and netdev qstats agree); with
+rx-gro-hw off nothing coalesces; a devmem transfer into node1's GPU memory
+(dms-devmem, CRC-checked on both GPUs) with rx-gro-hw on coalesces too.
+iperf3 node0 -> node1 with rx-gro-hw on and off is printed, not asserted."""
+
+import json
+import os
+import re
+import sys
+import unittest
+
+from guestlib import TwoNodes, data_addr, kernel_complaints
+
+NAME = f"gro-test-{os.getpid()}"
+TOOL = "/opt/devmemsim/bin/dms-devmem"
+SERVER, CLIENT = data_addr(1), data_addr(0)  # node1 receives, node0 sends
+MiB = 1 << 20
+IF = "$(ls /sys/bus/pci/drivers/dmsnic/*/net/ | head -n1)"
+
+# netdev qstats of one interface's RX queues through the kernel's YNL
+# library (as gro_hw.py reads them): a JSON list of the rx queues' dicts.
+QSTATS = r"""
+import json, socket, sys
+sys.path.insert(0, "/opt/devmemsim/selftests/tools/net/ynl")
+from pyynl.lib import YnlFamily
+ynl = YnlFamily("/opt/devmemsim/selftests/Documentation/netlink/specs/netdev.yaml", schema="")
+req = {"ifindex": socket.if_nametoindex(sys.argv[1]), "scope": ["queue"]}
+print(json.dumps([q for q in ynl.dump("qstats-get", req) if q["queue-type"] == "rx"]))
+"""
+
+
+class Gro(TwoNodes):
+    NAME = NAME
+    iperf = {}
+
+    @classmethod
+    def setup_nodes(cls):
+        cls.ifname = {n: cls.sh(n, f"echo {IF}").strip() for n in (0, 1)}
+
+    @classmethod
+    def tearDownClass(cls):
+        complaints = {n: kernel_complaints(cls.NAME, n) for n in (0, 1)}
+        super().tearDownClass()
+        if cls.iperf:
+            print("\niperf3 node0 -> node1 (Mbit/s): " +
+                  ", ".join(f"rx-gro-hw {k}: {v:.0f}" for k, v in cls.iperf.items()), file=sys.stderr)
+        assert complaints == {0: [], 1: []}, complaints
+
+    def features(self, node):
+        out = self.sh(node, f"ethtool -k {self.ifname[node]}")
+        return dict(re.findall(r"^(\S+): (on|off)", out, re.M))
+
+    def set_features(self, node, **feats):
+        args = " ".join(f"{k.replace('_', '-')} {v}" for k, v in feats.items())
+        self.sh(node, f"ethtool -K {self.ifname[node]} {args}")
+
+    def gro_stats(self, node):
+        """ethtool -S's hardware GRO counters summed over the RX queues."""
+        out = self.sh(node, f"ethtool -S {self.ifname[node]}")
+        totals = {}
+        for name, value in re.findall(r"^\s*rx\d+_(hw_gro_\w+|packets):\s*(\d+)\s*$", out, re.M):
+            totals[name] = totals.get(name, 0) + int(value)
+        return totals
+
+    def qstats(self, node):
+        out = self.sh(node, f"python3 - {self.ifname[node]} <<'EOF'\n{QSTATS}\nEOF")
+        return json.loads(out)
+
+    def tcp_transfer(self, nbytes, port):
+        """nbytes of random data node0 -> node1 with socat; the sha256 of
+        what was sent and of what arrived."""
+        self.sh(1, f"rm -f /tmp/rx; nohup socat -u TCP4-LISTEN:{port},reuseaddr OPEN:/tmp/rx,creat,trunc "
+                   f">/dev/null 2>&1 & sleep 0.5")
+        sent = self.sh(0, f"head -c {nbytes} /dev/urandom >/tmp/tx && "
+                          f"socat -u OPEN:/tmp/tx TCP4:{SERVER}:{port} && sha256sum /tmp/tx", timeout=600)
+        got = self.sh(1, "for i in $(seq 100); do pgrep -x socat >/dev/null || break; sleep 0.1; done; "
+                         "sha256sum /tmp/rx")
+        return sent.split()[0], got.split()[0], self.sh(1, "stat -c %s /tmp/rx").strip()
+
+    def test_1_gro_hw_on_by_default_and_independent_of_gro(self):
+        feats = self.features(1)
+        self.assertEqual(feats["rx-gro-hw"], "on")
+        self.assertEqual(feats["large-receive-offload"], "off")
+        self.set_features(1, gro="off")
+        try:
+            self.assertEqual(self.features(1)["rx-gro-hw"], "on")
+        finally:
+            self.set_features(1, gro="on")
+        # The device coalesces only what it checksummed.
+        self.set_features(1, rx="off")
+        try:
+            self.assertEqual(self.features(1)["rx-gro-hw"], "off")
+        finally:
+            self.set_features(1, rx="on", rx_gro_hw="on")
+        self.assertEqual(self.features(1)["rx-gro-hw"], "on")
+
+    def test_2_tcp_transfer_coalesced_and_verified(self):
+        self.set_features(1, gro="off")  # the stack sees the device's frames as they are
+        try:
+            before, q_before = self.gro_stats(1), self.qstats(1)
+            sent, got, size = self.tcp_transfer(16 * MiB, 5400)
+            after, q_after = self.gro_stats(1), self.qstats(1)
+        finally:
+            self.set_features(1, gro="on")
+        self.assertEqual(size, str(16 * MiB))
+        self.assertEqual(sent, got)
+        gro = {k: after[k] - before.get(k, 0) for k in after}
+        print(f"\n16 MiB TCP, rx-gro-hw on: {gro}", file=sys.stderr)
+        self.assertGreater(gro["hw_gro_packets"], 0)
+        self.assertGreaterEqual(gro["hw_gro_wire_packets"], 2 * gro["hw_gro_packets"])
+        self.assertGreater(gro["hw_gro_wire_bytes"], gro["hw_gro_bytes"])
+        # qstats report the same GRO counters (only the transfer coalesces).
+        for key in ("hw_gro_packets", "hw_gro_bytes", "hw_gro_wire_packets", "hw_gro_wire_bytes"):
+            qkey = "rx-" + key.replace("_", "-")
+            qdelta = sum(q.get(qkey, 0) for q in q_after) - sum(q.get(qkey, 0) for q in q_before)
+            self.assertEqual(qdelta, gro[key], qkey)
+
+    def test_3_gro_hw_off_coalesces_nothing(self):
+        self.set_features(1, rx_gro_hw="off")
+        try:
+            before = self.gro_stats(1)
+            sent, got, _ = self.tcp_transfer(4 * MiB, 5401)
+            after = self.gro_stats(1)
+        finally:
+            self.set_features(1, rx_gro_hw="on")
+        self.assertEqual(sent, got)
+        self.assertEqual(after["hw_gro_packets"], before["hw_gro_packets"])
+        self.assertGreater(after["packets"], before["packets"])
+
+    def test_4_devmem_transfer_with_gro_hw(self):
+        port = 5402
+        before = self.gro_stats(1)
+        self.sh(1, f"rm -f /tmp/r{port} /tmp/s{port}; nohup {TOOL} server --addr {SERVER} "
+                   f"--peer {CLIENT} --port {port} --ready-file /tmp/r{port} "
+                   f"--result /tmp/s{port} >/dev/null 2>&1 & "
+                   f"for i in $(seq 300); do [ -e /tmp/r{port} ] && break; sleep 0.1; done")
+        out = self.sh(0, f"{TOOL} client --addr {SERVER} --port {port} --bytes {16 * MiB}", timeout=900)
+        client = json.loads(out.strip().splitlines()[-1])
+        server = json.loads(self.sh(1, f"for i in $(seq 600); do [ -e /tmp/s{port} ] && break; "
+                                       f"sleep 0.1; done; cat /tmp/s{port}"))
+        after = self.gro_stats(1)
+        gro = {k: after[k] - before.get(k, 0) for k in after}
+        print(f"\n16 MiB devmem, rx-gro-hw on: {gro}", file=sys.stderr)
+        self.assertEqual(server["crc32c"], client["crc32c"])
+        self.assertGreater(gro["hw_gro_packets"], 0)
+
+    def test_5_iperf3_with_gro_hw_on_and_off(self):
+        for state in ("on", "off"):
+            self.set_features(1, rx_gro_hw=state)
+            try:
+                self.sh(1, "iperf3 -s -D -1 -p 5410 >/dev/null 2>&1; sleep 0.5")
+                res = json.loads(self.sh(0, f"iperf3 -c {SERVER} -p 5410 -t 8 -J", timeout=300))
+            finally:
+                self.set_features(1, rx_gro_hw="on")
+            self.iperf[state] = res["end"]["sum_received"]["bits_per_second"] / 1e6
+            self.assertGreater(self.iperf[state], 0)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
