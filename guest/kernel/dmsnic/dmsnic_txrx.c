@@ -403,52 +403,56 @@ static bool dmsnic_rx_csum_unreadable(struct dmsnic_qp *qp, struct sk_buff *skb)
 }
 
 /*
- * A frame the device coalesced from gro_segs TCP segments: its headers
+ * A frame the device coalesced from several TCP segments: its headers
  * already have the whole frame's lengths, so it only needs the GSO
  * metadata the stack (TCP's segment accounting, GRO, forwarding's
  * resegmentation) reads. The TCP checksum field is the first segment's:
  * the device verified every segment, so the stack must not check it.
  */
-static void dmsnic_rx_gro_finish(struct dmsnic_qp *qp, struct sk_buff *skb)
+static void dmsnic_rx_gro_finish(struct dmsnic_rx_ring *rx, struct sk_buff *skb)
 {
-	struct dmsnic_rx_ring *rx = &qp->rx;
 	struct skb_shared_info *shinfo = skb_shinfo(skb);
-	struct dmsnic_rx_stats *st = &qp->rx_stats;
-	u32 segs = rx->sop_gro_segs;
-	u32 hlen = skb_headlen(skb);
 
 	shinfo->gso_size = rx->sop_gso_size;
-	shinfo->gso_segs = segs;
+	shinfo->gso_segs = rx->sop_gro_segs;
 	shinfo->gso_type = (rx->sop_info & DMS_RX_L3_MASK) == DMS_RX_L3_IPV6 ?
 			   SKB_GSO_TCPV6 : SKB_GSO_TCPV4;
 	skb->ip_summed = CHECKSUM_UNNECESSARY;
-
-	/* On the wire every segment carried the headers (the linear part). */
-	u64_stats_update_begin(&st->syncp);
-	st->hw_gro_packets++;
-	st->hw_gro_bytes += skb->len;
-	st->hw_gro_wire_packets += segs;
-	st->hw_gro_wire_bytes += skb->len + (u64)(segs - 1) * hlen;
-	u64_stats_update_end(&st->syncp);
 }
 
+/*
+ * rx packets/bytes count wire frames (netdev qstats' rx-packets): a
+ * coalesced frame counts as its segments, each with the headers (the
+ * linear part), and once more as hw_gro_packets/bytes.
+ */
 static void dmsnic_rx_deliver(struct dmsnic_qp *qp, struct sk_buff *skb)
 {
 	struct dmsnic_rx_ring *rx = &qp->rx;
 	struct dmsnic_rx_stats *st = &qp->rx_stats;
 	unsigned int len = skb->len;
+	u64 wire_bytes = len;
+	u32 segs = 1;
 
 	if (rx->sop_gro_segs > 1 &&
-	    (rx->sop_info & DMS_RX_L4_MASK) == DMS_RX_L4_TCP)
-		dmsnic_rx_gro_finish(qp, skb);
+	    (rx->sop_info & DMS_RX_L4_MASK) == DMS_RX_L4_TCP) {
+		segs = rx->sop_gro_segs;
+		wire_bytes += (u64)(segs - 1) * skb_headlen(skb);
+		dmsnic_rx_gro_finish(rx, skb);
+	}
 	if (dmsnic_rx_csum_unreadable(qp, skb))
 		return;
 	skb->protocol = eth_type_trans(skb, qp->priv->netdev);
 	skb_record_rx_queue(skb, qp->idx);
 
 	u64_stats_update_begin(&st->syncp);
-	st->packets++;
-	st->bytes += len;
+	st->packets += segs;
+	st->bytes += wire_bytes;
+	if (segs > 1) {
+		st->hw_gro_packets++;
+		st->hw_gro_bytes += len;
+		st->hw_gro_wire_packets += segs;
+		st->hw_gro_wire_bytes += wire_bytes;
+	}
 	if (rx->sop_flags & DMS_RX_F_SPLIT)
 		st->split++;
 	if (rx->sop_flags & DMS_RX_F_CSUM_BAD)
