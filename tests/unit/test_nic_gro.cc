@@ -5,6 +5,7 @@
 // reset with aggregates open.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -192,7 +193,7 @@ std::vector<uint8_t> *NicGro::gpu_;
 TEST_F(NicGro, InOrderSegmentsBecomeOneFrame)
 {
 	EXPECT_EQ(rd(DMS_NIC_REG_VERSION), 0x00010005u);
-	EXPECT_EQ(rd(DMS_NIC_REG_GRO_FLOWS), unsigned(DMS_NIC_GRO_FLOWS));
+	EXPECT_EQ(rd(DMS_NIC_REG_GRO_FLOWS), unsigned(DMS_NIC_GRO_FLOWS_MAX));
 	std::vector<uint8_t> want;
 	for (uint32_t i = 0; i < 4; i++) {
 		auto s = segment(1000 + 1000 * i, 1000);
@@ -311,6 +312,8 @@ TEST_F(NicGro, OutOfOrderAndOtherFramesOfTheFlowFlushItFirst)
 
 TEST_F(NicGro, InterleavedFlowsAndTheOldestGoesWhenTheTableIsFull)
 {
+	constexpr uint16_t kFlows = 8;
+	wr(DMS_NIC_REG_GRO_FLOWS, kFlows);
 	for (uint32_t i = 0; i < 2; i++)
 		for (uint16_t flow = 0; flow < 3; flow++)
 			rx(segment(1000 * i, 1000, kAck, uint16_t(2000 + flow)));
@@ -320,16 +323,16 @@ TEST_F(NicGro, InterleavedFlowsAndTheOldestGoesWhenTheTableIsFull)
 	ASSERT_TRUE(next(&f));
 	EXPECT_EQ(sport_of(f), 3000);
 	EXPECT_FALSE(next(&f));
-	// Flows 3.. fill the table: each new one past DMS_NIC_GRO_FLOWS
-	// pushes out the oldest, flow 2000 first.
-	for (uint16_t flow = 3; flow < DMS_NIC_GRO_FLOWS + 1; flow++)
+	// Flows 3.. fill the table: each new one past GRO_FLOWS pushes out
+	// the oldest, flow 2000 first.
+	for (uint16_t flow = 3; flow < kFlows + 1; flow++)
 		rx(segment(0, 1000, kAck, uint16_t(2000 + flow)));
 	ASSERT_TRUE(next(&f));
 	EXPECT_EQ(sport_of(f), 2000);
 	EXPECT_EQ(f.sop.gro_segs, 2);
 	EXPECT_FALSE(next(&f));
 	expire();
-	for (uint16_t flow = 1; flow < DMS_NIC_GRO_FLOWS + 1; flow++) {
+	for (uint16_t flow = 1; flow < kFlows + 1; flow++) {
 		ASSERT_TRUE(next(&f));
 		EXPECT_EQ(sport_of(f), 2000 + flow);
 		EXPECT_EQ(f.sop.gro_segs, flow < 3 ? 2 : 0);
@@ -419,4 +422,24 @@ TEST_F(NicGro, TurningGroOffFlushesAndTimeoutZeroWaitsOnlyForQueuedFrames)
 	rx(segment(5000, 1000)); // alone in the FIFO: delivered as it is
 	ASSERT_TRUE(next(&f));
 	EXPECT_EQ(f.sop.gro_segs, 0);
+}
+
+TEST_F(NicGro, AnAggregateOnABusyQueueIsDeliveredWhenItGetsOld)
+{
+	rx(segment(0, 1000));
+	const uint64_t t0 = t_ - 1000;
+	// Other flows keep the queue busy (a frame every 0.5 ms, each alone):
+	// the aggregate goes after DMS_NIC_GRO_AGE_TIMEOUTS timeouts.
+	std::vector<uint16_t> order;
+	for (uint16_t i = 0; i < 40; i++) {
+		t_ = t0 + 500000ull * (i + 1);
+		rx(segment(0, 100, kAck | kPsh, uint16_t(3000 + i)));
+		for (Frame f; next(&f);)
+			order.push_back(sport_of(f));
+	}
+	const auto at = std::find(order.begin(), order.end(), 1234) - order.begin();
+	const long due = DMS_NIC_GRO_AGE_TIMEOUTS * kTimeoutNs / 500000 - 1; // frames before it
+	EXPECT_GE(at, due - 1);
+	EXPECT_LE(at, due + 1);
+	EXPECT_EQ(order.size(), 41u);
 }

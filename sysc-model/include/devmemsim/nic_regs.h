@@ -89,25 +89,29 @@
 
 /*
  * Hardware GRO (v1.5): with DMS_NIC_RX_GRO and DMS_NIC_RX_CSUM set, each
- * RX queue coalesces in-order TCP segments of up to DMS_NIC_GRO_FLOWS
- * flows at a time into single frames (docs/datasheet.md has the rules).
- * An aggregate is delivered when it holds GRO_MAX_SEGS segments or the
- * next one would make its IP packet longer than GRO_MAX_BYTES or need
- * more than DMS_NIC_GRO_MAX_BUFS payload buffers, and when no segment has
- * joined it for GRO_TIMEOUT_NS. Settings are read live; larger values
- * read back as the maxima. The counters count delivered coalesced frames
- * and the segments in them.
+ * RX queue coalesces in-order TCP segments of up to GRO_FLOWS flows at a
+ * time into single frames (docs/datasheet.md has the rules). An aggregate
+ * is delivered when it holds GRO_MAX_SEGS segments or the next one would
+ * make its IP packet longer than GRO_MAX_BYTES or need more than
+ * DMS_NIC_GRO_MAX_BUFS payload buffers; when its queue has seen no frame
+ * for GRO_TIMEOUT_NS; and at the latest DMS_NIC_GRO_AGE_TIMEOUTS times
+ * GRO_TIMEOUT_NS after it opened. A queue's open aggregates hold at most
+ * DMS_NIC_GRO_QUEUE_BYTES. Settings are read live; larger values read
+ * back as the maxima. The counters count delivered coalesced frames and
+ * the segments in them.
  */
 #define DMS_NIC_REG_GRO_MAX_SEGS 0x00a0	  /* RW: 2..DMS_NIC_GRO_SEGS_MAX */
 #define DMS_NIC_REG_GRO_MAX_BYTES 0x00a4  /* RW: IP packet bytes, <= 65535 */
 #define DMS_NIC_REG_GRO_TIMEOUT_NS 0x00a8 /* RW: ns, <= DMS_NIC_GRO_TIMEOUT_MAX_NS */
-#define DMS_NIC_REG_GRO_FLOWS 0x00ac	  /* RO: aggregation contexts per RX queue */
+#define DMS_NIC_REG_GRO_FLOWS 0x00ac	  /* RW: contexts per RX queue, 1..DMS_NIC_GRO_FLOWS_MAX */
 #define DMS_NIC_REG_RX_GRO_FRAMES 0x00b0  /* RO: coalesced frames delivered */
 #define DMS_NIC_REG_RX_GRO_SEGS 0x00b4	  /* RO: segments in those frames */
-#define DMS_NIC_GRO_FLOWS 8
+#define DMS_NIC_GRO_FLOWS_MAX 512
 #define DMS_NIC_GRO_SEGS_MAX 64
 #define DMS_NIC_GRO_BYTES_MAX 65535
 #define DMS_NIC_GRO_TIMEOUT_MAX_NS 10000000
+#define DMS_NIC_GRO_AGE_TIMEOUTS 16
+#define DMS_NIC_GRO_QUEUE_BYTES (1U << 20)
 #define DMS_NIC_GRO_MAX_BUFS 17 /* payload buffers per frame (Linux MAX_SKB_FRAGS) */
 
 /*

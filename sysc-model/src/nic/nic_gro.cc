@@ -134,39 +134,37 @@ std::vector<uint8_t> GroAggregate::finish()
 	return out;
 }
 
-int GroTable::find(const Parsed &p) const
+uint32_t gro_flow_hash(const Parsed &p)
+{
+	uint32_t h = 2166136261u; // FNV-1a
+	auto mix = [&h](const uint8_t *b, size_t n) {
+		for (size_t k = 0; k < n; k++)
+			h = (h ^ b[k]) * 16777619u;
+	};
+	mix(p.src.data(), p.src.size());
+	mix(p.dst.data(), p.dst.size());
+	const uint8_t ports[4] = {uint8_t(p.sport >> 8), uint8_t(p.sport), uint8_t(p.dport >> 8),
+				  uint8_t(p.dport)};
+	mix(ports, sizeof(ports));
+	return h;
+}
+
+int GroTable::find(const Parsed &p, uint32_t flow) const
 {
 	for (size_t i = 0; i < open.size(); i++) {
 		const Parsed &o = open[i].p;
-		if (o.l3 == p.l3 && o.src == p.src && o.dst == p.dst && o.sport == p.sport &&
-		    o.dport == p.dport)
+		if (open[i].flow == flow && o.l3 == p.l3 && o.src == p.src && o.dst == p.dst &&
+		    o.sport == p.sport && o.dport == p.dport)
 			return static_cast<int>(i);
 	}
 	return -1;
-}
-
-int GroTable::oldest() const
-{
-	int best = -1;
-	for (size_t i = 0; i < open.size(); i++)
-		if (best < 0 || open[i].serial < open[size_t(best)].serial)
-			best = static_cast<int>(i);
-	return best;
-}
-
-int GroTable::oldest_due(const sc_core::sc_time &now) const
-{
-	int best = -1;
-	for (size_t i = 0; i < open.size(); i++)
-		if (open[i].due <= now && (best < 0 || open[i].serial < open[size_t(best)].serial))
-			best = static_cast<int>(i);
-	return best;
 }
 
 GroAggregate GroTable::take(int i)
 {
 	GroAggregate a = std::move(open[size_t(i)]);
 	open.erase(open.begin() + i);
+	held -= a.frame.size();
 	return a;
 }
 

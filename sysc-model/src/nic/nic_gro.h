@@ -51,9 +51,10 @@ struct GroAggregate {
 	uint16_t last_id = 0;
 	int id_step = -1; // IPv4 ID step between segments: -1 not known yet, 0 or 1
 	uint32_t hash = 0;
+	uint32_t flow = 0; // gro_flow_hash() of its addresses and ports
 	bool hashed = false, push = false;
-	uint64_t serial = 0;  // open order within the queue
-	sc_core::sc_time due; // flush when no segment joined by then
+	uint64_t serial = 0;	 // open order within the queue
+	sc_core::sc_time opened; // when its first segment came
 
 	// Whether seg is the next segment of this aggregate (same headers
 	// but for the mutable fields, next sequence number, IPv4 ID rule,
@@ -67,19 +68,27 @@ struct GroAggregate {
 	std::vector<uint8_t> finish();
 };
 
-// The aggregates one RX queue holds open: at most DMS_NIC_GRO_FLOWS.
+// A hash of p's addresses and ports: the table compares it first.
+uint32_t gro_flow_hash(const Parsed &p);
+
+// The aggregates one RX queue holds open (at most GRO_FLOWS of them, in
+// opening order) and the bytes they hold.
 struct GroTable {
 	std::vector<GroAggregate> open;
 	uint64_t serial = 0;
+	size_t held = 0;
+	sc_core::sc_time last_seen; // the last frame GRO looked at on this queue
 
 	// The open aggregate of p's flow (addresses and ports), or -1.
-	int find(const Parsed &p) const;
+	int find(const Parsed &p, uint32_t flow) const;
 	// The oldest open aggregate (lowest serial), or -1.
-	int oldest() const;
-	// The oldest aggregate due by now, or -1.
-	int oldest_due(const sc_core::sc_time &now) const;
+	int oldest() const { return open.empty() ? -1 : 0; }
 	GroAggregate take(int i);
-	void clear() { open.clear(); }
+	void clear()
+	{
+		open.clear();
+		held = 0;
+	}
 };
 
 } // namespace devmemsim

@@ -117,8 +117,6 @@ uint32_t Nic::read32(uint32_t off)
 		return kNtupleSize;
 	case DMS_NIC_REG_CAPS:
 		return DMS_NIC_CAP_TSO | DMS_NIC_CAP_USO;
-	case DMS_NIC_REG_GRO_FLOWS:
-		return DMS_NIC_GRO_FLOWS;
 	case DMS_NIC_REG_CTRL:
 		return 0;
 	case DMS_NIC_REG_STATUS:
@@ -148,6 +146,8 @@ uint32_t Nic::settings_read(uint32_t off) const
 		return gro_max_bytes_;
 	case DMS_NIC_REG_GRO_TIMEOUT_NS:
 		return gro_timeout_ns_;
+	case DMS_NIC_REG_GRO_FLOWS:
+		return gro_flows_;
 	case DMS_NIC_REG_RX_GRO_FRAMES:
 		return static_cast<uint32_t>(c_.rx_gro_frames);
 	case DMS_NIC_REG_RX_GRO_SEGS:
@@ -281,6 +281,9 @@ void Nic::write32(uint32_t off, uint32_t val)
 		break;
 	case DMS_NIC_REG_GRO_TIMEOUT_NS:
 		gro_timeout_ns_ = std::min<uint32_t>(val, DMS_NIC_GRO_TIMEOUT_MAX_NS);
+		break;
+	case DMS_NIC_REG_GRO_FLOWS:
+		gro_flows_ = std::clamp<uint32_t>(val, 1, DMS_NIC_GRO_FLOWS_MAX);
 		break;
 	case DMS_NIC_REG_ADMIN_IRQ_STATUS:
 	case DMS_NIC_REG_ADMIN_IRQ_MASK:

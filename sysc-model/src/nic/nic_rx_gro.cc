@@ -7,8 +7,9 @@
 // aggregate is full or the next segment would not fit (GRO_MAX_SEGS,
 // GRO_MAX_BYTES, payload buffers: DMS_NIC_GRO_MAX_BUFS or as many as the
 // host has posted), a segment with PSH or shorter than the first joined,
-// no segment joined for GRO_TIMEOUT_NS, the table is full (the oldest
-// goes), or GRO was turned off. A queue that stops drops its aggregates.
+// the queue idle for GRO_TIMEOUT_NS or the aggregate too old, the table
+// or the queue's aggregation memory full (the oldest goes), or GRO was
+// turned off. A queue that stops drops its aggregates.
 #include "devmemsim/nic_regs.h"
 #include "nic/nic.h"
 #include "nic/nic_gro.h"
@@ -31,14 +32,15 @@ bool Nic::rx_gro(RxFrame &f)
 	const GroLimits lim{gro_max_segs_, gro_max_bytes_,
 			    std::min<uint32_t>(DMS_NIC_GRO_MAX_BUFS, q.pbufs()),
 			    q.rx_cfg.pbuf_size};
-	const sc_core::sc_time due =
-		sc_core::sc_time_stamp() + sc_core::sc_time(gro_timeout_ns_, sc_core::SC_NS);
-	const int i = q.gro.find(f.p);
+	const uint32_t flow = gro_flow_hash(f.p);
+	q.gro.last_seen = sc_core::sc_time_stamp();
+	const int i = q.gro.find(f.p, flow);
 	if (i >= 0) {
 		GroAggregate &a = q.gro.open[size_t(i)];
-		if (seg.coalescible && a.follows(seg) && a.room_for(seg.pay_len, lim)) {
+		if (seg.coalescible && a.follows(seg) && a.room_for(seg.pay_len, lim) &&
+		    q.gro.held + seg.pay_len <= DMS_NIC_GRO_QUEUE_BYTES) {
 			a.append(f.data.data(), seg);
-			a.due = due;
+			q.gro.held += seg.pay_len;
 			if (a.push || seg.pay_len < a.gso_size)
 				rx_gro_flush(f.qi, i, "last segment");
 			else if (!a.room_for(a.gso_size, lim))
@@ -49,18 +51,23 @@ bool Nic::rx_gro(RxFrame &f)
 	}
 	GroAggregate first;
 	first.p = f.p;
-	if (!seg.opens || !q.rx_on || !first.room_for(seg.hdr_len + seg.pay_len, lim))
+	const size_t bytes = seg.hdr_len + seg.pay_len;
+	if (!seg.opens || !first.room_for(bytes, lim))
 		return rx_deliver(f);
-	if (q.gro.open.size() >= DMS_NIC_GRO_FLOWS) {
+	// Room in the table and in the queue's aggregation memory, oldest out
+	// first (GRO_FLOWS may have been lowered since they opened).
+	while (q.rx_on && !q.gro.open.empty() &&
+	       (q.gro.open.size() >= gro_flows_ || q.gro.held + bytes > DMS_NIC_GRO_QUEUE_BYTES))
 		rx_gro_flush(f.qi, q.gro.oldest(), "table full");
-		if (!q.rx_on)
-			return rx_deliver(f); // dropped there, and counted
-	}
+	if (!q.rx_on)
+		return rx_deliver(f); // dropped there, and counted
 	first.hash = f.hash;
 	first.hashed = f.hashed;
+	first.flow = flow;
 	first.serial = q.gro.serial++;
-	first.due = due;
+	first.opened = sc_core::sc_time_stamp();
 	first.append(f.data.data(), seg);
+	q.gro.held += bytes;
 	q.gro.open.push_back(std::move(first));
 	return true;
 }
@@ -88,20 +95,28 @@ void Nic::rx_gro_flush(unsigned qi, int i, const char *why)
 		c_.rx_drop += a.segs;
 }
 
-// Flush what is due (everything once GRO is off), oldest first per queue.
-// With GRO_TIMEOUT_NS 0, aggregates wait only while frames are queued.
+// What is due in queue q at now: everything when GRO is off or the queue
+// has seen no frame for GRO_TIMEOUT_NS, else what is older than
+// DMS_NIC_GRO_AGE_TIMEOUTS timeouts. Aggregates are in opening order, so
+// only the oldest needs a look.
+bool Nic::rx_gro_due(const Queue &q, const sc_core::sc_time &now) const
+{
+	if (q.gro.open.empty())
+		return false;
+	const sc_core::sc_time timeout(gro_timeout_ns_, sc_core::SC_NS);
+	return !rx_gro_on() || now >= q.gro.last_seen + timeout ||
+	       now >= q.gro.open.front().opened + DMS_NIC_GRO_AGE_TIMEOUTS * timeout;
+}
+
+// Flush what is due, oldest first per queue. With GRO_TIMEOUT_NS 0,
+// aggregates wait only while frames are queued.
 void Nic::rx_gro_expire(WorkBudget &budget)
 {
 	if (rx_gro_on() && !gro_timeout_ns_ && !rx_fifo_.empty())
 		return;
 	for (unsigned qi = 0; qi < nq_; qi++) {
-		for (;;) {
-			const GroTable &t = q_[qi]->gro;
-			const int i =
-				rx_gro_on() ? t.oldest_due(sc_core::sc_time_stamp()) : t.oldest();
-			if (i < 0)
-				break;
-			rx_gro_flush(qi, i, rx_gro_on() ? "timeout" : "gro off");
+		while (rx_gro_due(*q_[qi], sc_core::sc_time_stamp())) {
+			rx_gro_flush(qi, q_[qi]->gro.oldest(), rx_gro_on() ? "timeout" : "gro off");
 			rx_retire();
 			spend(budget, 1, kRxBudget);
 		}
@@ -111,13 +126,18 @@ void Nic::rx_gro_expire(WorkBudget &budget)
 // When the next open aggregate is due; false if none is open.
 bool Nic::rx_gro_next_due(sc_core::sc_time *due) const
 {
+	const sc_core::sc_time timeout(gro_timeout_ns_, sc_core::SC_NS);
 	bool any = false;
-	for (const auto &q : q_)
-		for (const GroAggregate &a : q->gro.open) {
-			if (!any || a.due < *due)
-				*due = a.due;
-			any = true;
-		}
+	for (const auto &q : q_) {
+		if (q->gro.open.empty())
+			continue;
+		const sc_core::sc_time t =
+			std::min(q->gro.last_seen + timeout,
+				 q->gro.open.front().opened + DMS_NIC_GRO_AGE_TIMEOUTS * timeout);
+		if (!any || t < *due)
+			*due = t;
+		any = true;
+	}
 	return any;
 }
 
