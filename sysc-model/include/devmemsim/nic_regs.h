@@ -93,7 +93,7 @@
  * time into single frames (docs/datasheet.md has the rules). An aggregate
  * is delivered when it holds GRO_MAX_SEGS segments or the next one would
  * make its IP packet longer than GRO_MAX_BYTES or need more than
- * DMS_NIC_GRO_MAX_BUFS payload buffers; when its queue has seen no frame
+ * DMS_NIC_GRO_MAX_BUFS payload buffers; when its queue has seen no TCP frame
  * for GRO_TIMEOUT_NS; and at the latest DMS_NIC_GRO_AGE_TIMEOUTS times
  * GRO_TIMEOUT_NS after it opened. A queue's open aggregates hold at most
  * DMS_NIC_GRO_QUEUE_BYTES. Settings are read live; larger values read

@@ -96,7 +96,7 @@ void Nic::rx_gro_flush(unsigned qi, int i, const char *why)
 }
 
 // What is due in queue q at now: everything when GRO is off or the queue
-// has seen no frame for GRO_TIMEOUT_NS, else what is older than
+// has seen no TCP frame for GRO_TIMEOUT_NS, else what is older than
 // DMS_NIC_GRO_AGE_TIMEOUTS timeouts. Aggregates are in opening order, so
 // only the oldest needs a look.
 bool Nic::rx_gro_due(const Queue &q, const sc_core::sc_time &now) const
