@@ -421,9 +421,9 @@ static void dmsnic_rx_gro_finish(struct dmsnic_rx_ring *rx, struct sk_buff *skb)
 }
 
 /*
- * rx packets/bytes count wire frames (netdev qstats' rx-packets): a
- * coalesced frame counts as its segments, each with the headers (the
- * linear part), and once more as hw_gro_packets/bytes.
+ * rx packets/bytes (netdev qstats' rx-packets) and split count wire
+ * frames: a coalesced frame counts as its segments, each with the headers
+ * (the linear part), and once more as hw_gro_packets/bytes.
  */
 static void dmsnic_rx_deliver(struct dmsnic_qp *qp, struct sk_buff *skb)
 {
@@ -454,7 +454,7 @@ static void dmsnic_rx_deliver(struct dmsnic_qp *qp, struct sk_buff *skb)
 		st->hw_gro_wire_bytes += wire_bytes;
 	}
 	if (rx->sop_flags & DMS_RX_F_SPLIT)
-		st->split++;
+		st->split += segs;
 	if (rx->sop_flags & DMS_RX_F_CSUM_BAD)
 		st->csum_bad++;
 	u64_stats_update_end(&st->syncp);
