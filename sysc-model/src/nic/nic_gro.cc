@@ -13,7 +13,6 @@ namespace
 {
 
 constexpr uint8_t kTcpAck = 0x10, kTcpPsh = 0x08;
-constexpr uint8_t kIpv4DontFragment = 0x40; // in the flags byte (offset 6)
 
 uint16_t be16(const uint8_t *p)
 {
@@ -83,11 +82,10 @@ bool GroAggregate::follows(const GroSegment &seg) const
 		return false;
 	if (p.l3 != L3::Ipv4)
 		return true;
-	// IPv4 IDs go up by one per segment, or (DF set) may stay fixed; one
-	// aggregate does not mix the two.
+	// IPv4 IDs go up by one per segment or stay fixed (as Linux's GRO
+	// takes them, DF or not); one aggregate does not mix the two.
 	const int step = static_cast<uint16_t>(seg.ip_id - last_id);
-	const bool df = key[p.l3_off + 6] & kIpv4DontFragment;
-	if (step > 1 || (step == 0 && !df))
+	if (step > 1)
 		return false;
 	return id_step < 0 || step == id_step;
 }

@@ -43,7 +43,7 @@ bool Nic::rx_gro(RxFrame &f)
 			q.gro.held += seg.pay_len;
 			if (a.push || seg.pay_len < a.gso_size)
 				rx_gro_flush(f.qi, i, "last segment");
-			else if (!a.room_for(a.gso_size, lim))
+			else if (a.segs >= lim.max_segs)
 				rx_gro_flush(f.qi, i, "full");
 			return true;
 		}
