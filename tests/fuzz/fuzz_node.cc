@@ -528,6 +528,19 @@ void reset_node()
 	g_tx_may_vanish = false;
 }
 
+void op_link(Reader &r)
+{
+	const bool up = r.u8() & 1;
+	g_tx_may_vanish |= !up; // frames queued for the wire may be lost
+	dms_nic_set_link(g_host->node(), up);
+}
+
+void op_bus_master(Reader &r)
+{
+	const uint8_t b = r.u8();
+	g_host->set_bus_master(dms_dev(b & 1), b & 2);
+}
+
 void play(Reader &r)
 {
 	dms_node *n = g_host->node();
@@ -565,12 +578,9 @@ void play(Reader &r)
 	case kStep:
 		op_step(r);
 		break;
-	case kLink: {
-		const bool up = r.u8() & 1;
-		g_tx_may_vanish |= !up;
-		dms_nic_set_link(n, up);
+	case kLink:
+		op_link(r);
 		break;
-	}
 	case kNicReset:
 		dms_nic_reset(n);
 		break;
@@ -589,11 +599,9 @@ void play(Reader &r)
 	case kPeer:
 		g_host->peer = Peer(r.u8() % 3);
 		break;
-	case kBusMaster: {
-		const uint8_t b = r.u8();
-		g_host->set_bus_master(dms_dev(b & 1), b & 2);
+	case kBusMaster:
+		op_bus_master(r);
 		break;
-	}
 	case kReplug:
 		g_host->replug(dms_dev(r.u8() & 1));
 		break;
