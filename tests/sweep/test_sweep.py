@@ -58,8 +58,6 @@ class SweepDir(unittest.TestCase):
         path.write_text(body)
         return path
 
-
-class Validation(SweepDir):
     def assertRejected(self, body, *needles):
         path = self.sweep_file(body)
         out = self.dir / "out"
@@ -72,6 +70,8 @@ class Validation(SweepDir):
             self.assertIn(needle, lines[0])
         self.assertFalse(out.exists(), "nothing runs before the file is valid")
 
+
+class Validation(SweepDir):
     def test_mistakes_get_one_line_naming_file_and_key(self):
         base = '[sweep]\nengine = "sim"\n'
         cases = [
@@ -105,10 +105,46 @@ class Validation(SweepDir):
                 self.assertRejected(body, *needles)
 
 
+class DemoValidation(SweepDir):
+    """engine = "demo": the demo's own options and checks, no guest boots."""
+
+    def test_demo_mistakes_get_one_line_naming_file_and_key(self):
+        base = '[sweep]\nengine = "demo"\n'
+        cases = [
+            (base + '[grid]\nmtu = [1500, 100]\n', "grid.mtu", "value 100", "must be at least 1280"),
+            (base + '[set]\nmib = 0\n', "set.mib", "value 0", "must be 1..65536"),
+            (base + '[zip]\nmib = [8, 70000]\nmtu = [1500, 9000]\n', "zip.mib", "value 70000"),
+            (base + '[grid]\nmtu = [1500.5]\n', "grid.mtu", "1500.5", "whole number"),
+            (base + '[grid]\n"driver.mtu" = [1500]\n', "grid.driver.mtu",
+             "unknown key (the demo engine's keys: mib, mtu)"),
+            (base + '[grid]\nmode = ["devmem"]\n', "grid.mode", "unknown key"),
+            (base + 'workload = "w.toml"\n', "sweep.workload", "not used by the demo engine"),
+            (base + '[grid]\nmtu = [1500]\n[[plot]]\nname = "p"\nx = "mtu"\ny = "goodput_bps"\n',
+             "plot[0].y", "'goodput_bps' is not a metric of the demo's report"),
+        ]
+        for body, *needles in cases:
+            with self.subTest(needles[0]):
+                self.assertRejected(body, *needles)
+
+    def test_demo_report_becomes_columns_per_mode_and_direction(self):
+        from devmemsim.sweep import demo_points
+        run = {"direction": "rx", "node": "node1", "payload_bytes": 8 << 20, "verified": True,
+               "throughput_bps": 2.5e8, "root_complex_per_payload_byte": 0.02}
+        report = {"mib": 8, "mtu": 1500, "runs": [{**run, "mode": "devmem"},
+                                                  {**run, "mode": "bounce", "verified": False}]}
+        got = demo_points.metrics(report)
+        self.assertEqual(got["devmem.rx.mbit_s"], 250.0)
+        self.assertEqual(got["devmem.rx.rc_per_payload"], 0.02)
+        self.assertEqual(got["bounce.rx.payload_bytes"], 8 << 20)
+        self.assertIs(got["verified"], False, "one unverified run fails the point's verified")
+        self.assertLessEqual(set(got), demo_points.metric_names())
+        self.assertEqual(demo_points.metrics({}), {}, "a point that did not run has no metrics")
+
+
 class Shipped(unittest.TestCase):
     def test_shipped_sweeps_are_valid(self):
         sweeps = sorted((Path(__file__).resolve().parents[2] / "configs" / "sweeps").glob("*.toml"))
-        self.assertGreaterEqual(len(sweeps), 4)
+        self.assertGreaterEqual(len(sweeps), 5)
         for path in sweeps:
             with self.subTest(path.name):
                 res = cli("sweep", str(path), "--check")

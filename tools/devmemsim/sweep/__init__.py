@@ -1,8 +1,8 @@
-"""'devmemsim sweep': a TOML grid of dms-sim configurations, run in
-parallel on this machine or as a Slurm job array, into results.csv/json,
-plots and report.md (spec.py: the file; engine.py: its checks and each
-point's command; runner.py: local runs; slurm.py: the job array;
-results.py, plots.py: the outputs).
+"""'devmemsim sweep': a TOML grid of dms-sim configurations (or of QEMU
+demo runs, demo_points.py), run in parallel on this machine or as a
+Slurm job array, into results.csv/json, plots and report.md (spec.py:
+the file; engine.py: its checks and each point's command; runner.py:
+local runs; slurm.py: the job array; results.py, plots.py: the outputs).
 
 DIR/state.json ties an output directory to its sweep: the sweep file's
 path and its points. --resume, --point and --collect refuse a directory
@@ -20,11 +20,11 @@ from . import engine, plots, results, runner, slurm, spec as specmod
 
 
 def add_command(sub):
-    s = sub.add_parser("sweep", help="run a TOML grid of dms-sim configurations in parallel or on "
-                       "Slurm: CSV, JSON, plots (configs/sweeps/)")
+    s = sub.add_parser("sweep", help="run a TOML grid of dms-sim configurations (or QEMU demo "
+                       "runs) in parallel or on Slurm: CSV, JSON, plots (configs/sweeps/)")
     s.add_argument("file", nargs="?", metavar="FILE.toml", help="the sweep (configs/sweeps/README.md)")
     s.add_argument("--jobs", type=int, default=os.cpu_count() or 1, metavar="N",
-                   help="points run at once (default: the cores, %(default)s)")
+                   help="points run at once (default: the cores, %(default)s; demo points: 1)")
     s.add_argument("--out", default="", metavar="DIR",
                    help="output directory (default sweeps/NAME in the current directory)")
     s.add_argument("--resume", action="store_true",
@@ -73,7 +73,9 @@ def prepare_out(spec, out: Path, resume: bool) -> None:
 def collect(spec, out: Path) -> int:
     """results.csv/json, plots and report.md from DIR's points; 1 if a
     point failed or did not run."""
-    rows = [results.point_row(out, p, runner.read_status(out, p)) for p in spec.points()]
+    def metrics(report):
+        return engine.metrics(spec, report)
+    rows = [results.point_row(out, p, runner.read_status(out, p), metrics) for p in spec.points()]
     results.write_tables(spec, out, rows)
     plots.write_plots(spec, out, rows)
     results.write_report(spec, out, rows, spec.plots)
@@ -85,6 +87,9 @@ def collect(spec, out: Path) -> int:
 
 def run_points(spec, out: Path, todo: list, jobs: int) -> None:
     points = spec.points()
+    if spec.engine == "demo" and jobs > 1:
+        log("demo points run one at a time (each boots two QEMU nodes), whatever --jobs says")
+        jobs = 1
     if todo and len(todo) < len(points):
         log(f"resuming: {len(points) - len(todo)} of {len(points)} points done, running "
             + " ".join(p.label for p in todo))
@@ -117,7 +122,7 @@ def cmd_point(spec, out: Path, n: int) -> int:
     points = spec.points()
     if not 0 <= n < len(points):
         raise UsageError(f"--point {n}: the sweep has points 0 to {len(points) - 1}")
-    if not engine.DMS_SIM.is_file():
+    if spec.engine == "sim" and not engine.DMS_SIM.is_file():
         raise Failure(f"{engine.DMS_SIM} is not built")
     status = runner.Runner(spec, out, 1).run_point(points[n])
     return 0 if status == 0 else 1

@@ -1,20 +1,41 @@
 """What runs one point, and the checks of a sweep against the engine's own
 schema: dms-sim --check for every point's keys and values, and a tiny run
-whose report names the metrics plots may use."""
+whose report names the metrics plots may use (demo points: demo_points)."""
 
 import json
+import signal
 import subprocess
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from ..paths import BUILD
+from . import demo_points
 from .results import flatten
 from .spec import FILE_KEYS, Point, Spec, SpecError, toml_value
 
 DMS_SIM = BUILD / "sysc-model" / "dms-sim"
 # A probe run only has to produce a report with every metric's name.
 PROBE_SETS = {"run.duration_us": 1, "run.warmup_us": 0}
+SIM_REPORT = "dms-sim's report"
+
+
+def point_argv(spec: Spec, point: Point, node_file: str) -> list:
+    """The point's command line, without --json FILE."""
+    if spec.engine == "demo":
+        return demo_points.demo_argv(spec, point)
+    return sim_argv(spec, point, node_file)
+
+
+def stop_signal(spec: Spec) -> int:
+    """What stops a running point: the demo stops its QEMU nodes on
+    SIGINT (KeyboardInterrupt), not on SIGTERM."""
+    return signal.SIGINT if spec.engine == "demo" else signal.SIGTERM
+
+
+def metrics(spec: Spec, report: dict) -> dict:
+    """A point's report as results.csv's metric columns."""
+    return demo_points.metrics(report) if spec.engine == "demo" else flatten(report)
 
 
 def sim_argv(spec: Spec, point: Point, node_file: str, extra: dict = None) -> list:
@@ -103,24 +124,24 @@ def metric_names(spec: Spec) -> set:
     return names
 
 
-def check_plot_metrics(spec: Spec) -> None:
-    """Each plot's y (and a non-axis x) is a metric of the engine's report."""
-    if not spec.plots:
-        return
-    names = metric_names(spec)
+def check_plot_metrics(spec: Spec, names: set, report: str) -> None:
+    """Each plot's y (and a non-axis x) is one of NAMES, the metrics of
+    the engine's report."""
     for i, plot in enumerate(spec.plots):
         if plot.x not in spec.axes and plot.x not in names:
             raise SpecError(spec.path, f"plot[{i}].x", f"{plot.x!r} is neither an axis nor a metric of "
-                            "dms-sim's report (results.csv's columns)")
+                            f"{report} (results.csv's columns)")
         for y in plot.y:
             if y not in names:
-                raise SpecError(spec.path, f"plot[{i}].y", f"{y!r} is not a metric of dms-sim's report "
+                raise SpecError(spec.path, f"plot[{i}].y", f"{y!r} is not a metric of {report} "
                                 "(results.csv's columns)")
 
 
 def check(spec: Spec, jobs: int) -> None:
     if spec.engine == "demo":
-        raise SpecError(spec.path, "sweep.engine", "\"demo\" (QEMU demo points) is not implemented yet; "
-                        "use \"sim\"")
+        demo_points.check(spec)
+        check_plot_metrics(spec, demo_points.metric_names(), demo_points.REPORT)
+        return
     check_sim(spec, jobs)
-    check_plot_metrics(spec)
+    if spec.plots:
+        check_plot_metrics(spec, metric_names(spec), SIM_REPORT)

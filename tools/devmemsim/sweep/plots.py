@@ -10,11 +10,12 @@ from pathlib import Path
 from .spec import FILE_KEYS, toml_value
 
 # Name suffix -> (unit shown, factor applied): what the report's and
-# dms-sim's key names end with.
+# dms-sim's key names (and the demo's columns, demo_points.py) end with.
 UNITS = (
+    ("mbit_s", "Mbit/s", 1), ("rc_per_payload", "bytes per byte", 1), ("mib", "MiB", 1),
     ("_gbps", "Gbit/s", 1), ("_bps", "Gbit/s", 1e-9), ("_ns", "ns", 1), ("_us", "µs", 1),
     ("_ps", "ps", 1), ("_s", "s", 1), ("_bytes", "bytes", 1), ("_kib", "KiB", 1),
-    ("_mib", "MiB", 1), ("utilisation", "fraction of time busy", 1), ("mtu", "bytes", 1),
+    ("utilisation", "fraction of time busy", 1), ("mtu", "bytes", 1),
     ("_per_byte", "bytes per byte", 1), ("_per_s", "1/s", 1), ("width", "lanes", 1),
 )
 

@@ -26,8 +26,9 @@ def flatten(report, prefix: str = "") -> dict:
     return out
 
 
-def point_row(out: Path, point, status: dict) -> dict:
-    """The row of one point: axes, status, and its report's metrics."""
+def point_row(out: Path, point, status: dict, metrics=flatten) -> dict:
+    """The row of one point: axes, status, and its report's metrics
+    (METRICS(report): {column: scalar})."""
     row = {"point": point.label, "repeat": point.repeat}
     row["status"] = ("ok" if status.get("exit") == 0 else
                      "not run" if not status else f"failed (exit {status['exit']})")
@@ -36,7 +37,7 @@ def point_row(out: Path, point, status: dict) -> dict:
         report = json.loads((out / "points" / point.label / "result.json").read_text())
     except (OSError, ValueError):
         report = {}
-    row.update({k: v for k, v in flatten(report).items() if k not in row})
+    row.update({k: v for k, v in metrics(report).items() if k not in row})
     return row
 
 

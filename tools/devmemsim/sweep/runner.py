@@ -1,5 +1,5 @@
-"""Running a sweep's points on this machine: at most --jobs dms-sim
-processes, a progress line, each point's files under DIR/points/NNNN/
+"""Running a sweep's points on this machine: at most --jobs engine
+processes (dms-sim; demo points one at a time), a progress line, each point's files under DIR/points/NNNN/
 (point.json, node.toml with a template, result.json, log, status.json).
 
 A point is done when its status.json says exit 0. Ctrl-C (or SIGTERM)
@@ -8,7 +8,6 @@ them again."""
 
 import json
 import os
-import signal
 import subprocess
 import sys
 import threading
@@ -16,7 +15,7 @@ import time
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from pathlib import Path
 
-from .engine import sim_argv
+from .engine import point_argv, stop_signal
 from .spec import Point, Spec
 
 
@@ -59,7 +58,7 @@ class Runner:
         if self.spec.node_template:
             node_file = str(d / "node.toml")
             Path(node_file).write_text(self.spec.node_toml(point))
-        argv = sim_argv(self.spec, point, node_file)
+        argv = point_argv(self.spec, point, node_file)
         result = d / "result.json"
         write_json(d / "point.json", {"point": point.label, "axes": point.axes, "repeat": point.repeat,
                                       "argv": argv + ["--json", str(result)]})
@@ -88,7 +87,7 @@ class Runner:
         with self.lock:
             self.stopping.set()
             for proc in self.procs.values():
-                proc.send_signal(signal.SIGTERM)
+                proc.send_signal(stop_signal(self.spec))
 
     def run(self, points: list, progress) -> None:
         """Every point of POINTS; progress(point, status) after each."""

@@ -31,7 +31,8 @@ def script(spec, out: Path, points: list, partition: str, time_limit: str) -> st
              f"#SBATCH --array={array_ranges([p.index for p in points])}",
              f"#SBATCH --output={out}/slurm/%A_%a.out",
              "#SBATCH --ntasks=1",
-             "#SBATCH --cpus-per-task=1"]
+             # A demo point's two TCG nodes need a core each.
+             f"#SBATCH --cpus-per-task={2 if spec.engine == 'demo' else 1}"]
     if partition:
         lines.append(f"#SBATCH --partition={partition}")
     if time_limit:

@@ -1,7 +1,7 @@
 """A sweep file: its parsing, its structural checks and its points.
 
     [sweep]
-    engine = "sim"               # dms-sim ("demo", the QEMU demo: not yet)
+    engine = "sim"               # dms-sim; "demo": the QEMU demo (keys mib, mtu)
     config = "../node/x.toml"    # node TOML, relative to this file; or
     node_template = '''...'''    # node TOML text with {param} placeholders
     workload = "../sim/bulk.toml"
@@ -26,6 +26,7 @@ from ..errors import UsageError
 
 ENGINES = ("sim", "demo")
 FILE_KEYS = ("config", "workload")
+DEMO_KEYS = ("mib", "mtu")  # `devmemsim demo` options a demo sweep sets
 SWEEP_KEYS = {"engine", "name", "config", "node_template", "workload", "repeats"}
 PLOT_KEYS = {"name", "x", "y", "series", "facet", "title", "xlabel", "ylabel"}
 PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
@@ -167,6 +168,10 @@ def sweep_section(path, t) -> Spec:
     repeats = t.get("repeats", 1)
     if not isinstance(repeats, int) or isinstance(repeats, bool) or not 1 <= repeats <= 1000:
         raise SpecError(path, "sweep.repeats", f"{repeats!r}: expected a whole number from 1 to 1000")
+    if engine == "demo":
+        for k in ("config", "node_template", "workload"):
+            if k in t:
+                raise SpecError(path, f"sweep.{k}", "not used by the demo engine (it boots the default nodes)")
     if t.get("config") and t.get("node_template"):
         raise SpecError(path, "sweep.node_template", "give config or node_template, not both")
     for k in FILE_KEYS:
@@ -245,6 +250,11 @@ def check_axes(spec: Spec) -> None:
             raise SpecError(path, "sweep.node_template", f"{{{p}}} is neither an axis nor a [set] key")
     for k in [*spec.axes, *spec.fixed]:
         section = "set" if k in spec.fixed else "grid" if k in spec.grid else "zip"
+        if spec.engine == "demo":
+            if k not in DEMO_KEYS:
+                raise SpecError(path, f"{section}.{k}", "unknown key (the demo engine's keys: "
+                                + ", ".join(DEMO_KEYS) + ")")
+            continue
         if k == "config" and spec.node_template:
             raise SpecError(path, f"{section}.config", "sweep.node_template gives the node configuration")
         if "." not in k and k not in FILE_KEYS and k not in params:
