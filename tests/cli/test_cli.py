@@ -64,6 +64,7 @@ class BadInput(unittest.TestCase):
     def test_bad_demo_size_and_mtu(self):
         self.assertOneLineError(cli("demo", "--mib", "0"), "--mib 0: must be 1..65536")
         self.assertOneLineError(cli("demo", "--mtu", "100"), "--mtu 100: must be at least 1280")
+        self.assertOneLineError(cli("demo", "--mode", "all"), "--mode all: expected both, devmem, bounce")
 
     def test_exec_without_cluster(self):
         self.assertOneLineError(cli("exec", "node0", "--name", "no-such-cluster", "--", "true"),

@@ -116,8 +116,11 @@ class DemoValidation(SweepDir):
             (base + '[zip]\nmib = [8, 70000]\nmtu = [1500, 9000]\n', "zip.mib", "value 70000"),
             (base + '[grid]\nmtu = [1500.5]\n', "grid.mtu", "1500.5", "whole number"),
             (base + '[grid]\n"driver.mtu" = [1500]\n', "grid.driver.mtu",
-             "unknown key (the demo engine's keys: mib, mtu)"),
-            (base + '[grid]\nmode = ["devmem"]\n', "grid.mode", "unknown key"),
+             "unknown key (the demo engine's keys: mib, mtu, mode)"),
+            (base + '[grid]\npairs = [1, 2]\n', "grid.pairs", "unknown key"),
+            (base + '[grid]\nmode = ["devmem", "all"]\n', "grid.mode", "value 'all'",
+             "--mode all: expected both, devmem, bounce"),
+            (base + '[set]\nmode = 1\n', "set.mode", "mode is a string"),
             (base + 'workload = "w.toml"\n', "sweep.workload", "not used by the demo engine"),
             (base + '[grid]\nmtu = [1500]\n[[plot]]\nname = "p"\nx = "mtu"\ny = "goodput_bps"\n',
              "plot[0].y", "'goodput_bps' is not a metric of the demo's report"),
@@ -125,6 +128,16 @@ class DemoValidation(SweepDir):
         for body, *needles in cases:
             with self.subTest(needles[0]):
                 self.assertRejected(body, *needles)
+
+    def test_each_demo_point_runs_the_demo_with_its_options(self):
+        from devmemsim.sweep import demo_points, spec
+        path = self.sweep_file('[sweep]\nengine = "demo"\n[set]\nmib = 8\n'
+                               '[grid]\nmode = ["devmem", "bounce"]\n')
+        s = spec.load(path)
+        argvs = [demo_points.demo_argv(s, p) for p in s.points()]
+        self.assertEqual([a[1:] for a in argvs],
+                         [["demo", "--mib", "8", "--mtu", "9000", "--mode", m] for m in ("devmem", "bounce")])
+        self.assertEqual(argvs[0][0], str(LAUNCHER))
 
     def test_demo_report_becomes_columns_per_mode_and_direction(self):
         from devmemsim.sweep import demo_points

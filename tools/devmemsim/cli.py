@@ -75,6 +75,7 @@ def make_parser():
     d.add_argument("--mib", type=int, default=256, metavar="N",
                    help="MiB per transfer (default 256)")
     d.add_argument("--mtu", type=int, default=9000, help="data-link MTU (default 9000)")
+    d.add_argument("--mode", default="both", help="transfers: both (default), devmem or bounce")
     d.add_argument("--json", metavar="FILE", help="also write the runs as JSON ({\"runs\": [...]})")
     d.add_argument("--accel", choices=["tcg", "kvm"], default="tcg", help="QEMU accelerator (default tcg)")
     sim.add_command(sub)
@@ -237,7 +238,7 @@ def cmd_status(a) -> int:
 
 
 def cmd_demo(a) -> int:
-    return demo.run(a.mib, a.mtu, a.accel, a.json)
+    return demo.run(a.mib, a.mtu, a.accel, a.json, a.mode)
 
 
 def cmd_kselftest(a) -> int:

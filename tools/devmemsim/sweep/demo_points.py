@@ -1,8 +1,9 @@
 """Sweep points that run the QEMU demo: `devmemsim demo --mib N --mtu M
---json FILE` (two TCG nodes, a devmem and a bounce transfer, both
-CRC-verified). Axes are the demo's options (spec.DEMO_KEYS); the values
-are checked by the demo's own check_options before anything boots. Each
-point boots two nodes, so points run one at a time."""
+--mode MODE --json FILE` (two TCG nodes, a devmem and a bounce transfer
+or one of them, CRC-verified). Axes are the demo's options
+(spec.DEMO_KEYS); the values are checked by the demo's own check_options
+before anything boots. Each point boots two nodes, so points run one at
+a time."""
 
 from .. import demo, transfer
 from ..errors import UsageError
@@ -33,12 +34,13 @@ def options(spec: Spec, point: Point) -> dict:
 def demo_argv(spec: Spec, point: Point) -> list:
     """The point's demo command line, without --json."""
     opts = options(spec, point)
-    return [str(LAUNCHER), "demo", "--mib", str(opts["mib"]), "--mtu", str(opts["mtu"])]
+    return [str(LAUNCHER), "demo", *(a for k in DEMO_KEYS for a in (f"--{k}", str(opts[k])))]
 
 
 def check_value(spec: Spec, where: str, key: str, value) -> None:
-    if not isinstance(value, int) or isinstance(value, bool):
-        raise SpecError(spec.path, where, f"{value!r}: {key} is a whole number")
+    kind, what = (str, "a string") if key == "mode" else (int, "a whole number")
+    if not isinstance(value, kind) or isinstance(value, bool):
+        raise SpecError(spec.path, where, f"{value!r}: {key} is {what}")
     try:
         demo.check_options(**{**defaults(), key: value})
     except UsageError as e:
@@ -63,8 +65,9 @@ def metric_names() -> set:
 
 
 def metrics(report: dict) -> dict:
-    """The demo's JSON as flat columns: MODE.DIRECTION.NAME per run, and
-    verified (every run verified; false without runs)."""
+    """The demo's JSON as flat columns: MODE.DIRECTION.NAME per run (a
+    point of one mode has only its columns), and verified (every run
+    verified; false without runs)."""
     if not report:
         return {}
     out = {k: report[k] for k in DEMO_KEYS if k in report}

@@ -1,7 +1,7 @@
 """A sweep file: its parsing, its structural checks and its points.
 
     [sweep]
-    engine = "sim"               # dms-sim; "demo": the QEMU demo (keys mib, mtu)
+    engine = "sim"               # dms-sim; "demo": the QEMU demo (keys mib, mtu, mode)
     config = "../node/x.toml"    # node TOML, relative to this file; or
     node_template = '''...'''    # node TOML text with {param} placeholders
     workload = "../sim/bulk.toml"
@@ -26,7 +26,7 @@ from ..errors import UsageError
 
 ENGINES = ("sim", "demo")
 FILE_KEYS = ("config", "workload")
-DEMO_KEYS = ("mib", "mtu")  # `devmemsim demo` options a demo sweep sets
+DEMO_KEYS = ("mib", "mtu", "mode")  # `devmemsim demo` options a demo sweep sets
 SWEEP_KEYS = {"engine", "name", "config", "node_template", "workload", "repeats"}
 PLOT_KEYS = {"name", "x", "y", "series", "facet", "title", "xlabel", "ylabel"}
 PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
