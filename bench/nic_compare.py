@@ -120,11 +120,12 @@ def main():
     finally:
         subprocess.run([CLI, "stop", "--name", a.name])
     print(f"iperf3 {a.seconds} s, one stream, best of {a.repeat}; devmemsim-nic offloads switched: {', '.join(offloads) or 'none'}")
-    print(f"{'MTU':>5}  {'NIC (offloads on)':<44}{'Mbit/s':>10}{'vs ' + BASE:>16}")
+    width = max(len(label) for _, rows in table for label, _ in rows) + 2
+    print(f"{'MTU':>5}  {'NIC':<{width}}{'Mbit/s':>10}{'vs ' + BASE:>16}")
     for mtu, rows in table:
         base = dict(rows)[BASE]
         for label, bps in rows:
-            print(f"{mtu:>5}  {label:<44}{bps / 1e6:>10.1f}{bps / base:>16.2f}")
+            print(f"{mtu:>5}  {label:<{width}}{bps / 1e6:>10.1f}{bps / base:>16.2f}")
 
 
 if __name__ == "__main__":
