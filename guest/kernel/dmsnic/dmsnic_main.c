@@ -429,7 +429,14 @@ static int dmsnic_init_priv(struct dmsnic_priv *priv)
 	return 0;
 }
 
-/* Vector q + 1 belongs to queue pair q: all of them are needed. */
+/*
+ * Vector q + 1 belongs to queue pair q: all of them are needed. The core
+ * keeps their affinity (netif_set_affinity_auto()): pair q's NAPI config
+ * starts with one CPU, spread over the online CPUs from the device's node,
+ * is applied whenever the pair's NAPI is enabled, and follows what is
+ * written to /proc/irq/N/smp_affinity, so a user's choice survives queue
+ * reconfigurations that free and request the IRQ again.
+ */
 static int dmsnic_init_irqs(struct dmsnic_priv *priv)
 {
 	struct pci_dev *pdev = priv->pdev;
@@ -442,6 +449,7 @@ static int dmsnic_init_irqs(struct dmsnic_priv *priv)
 				     "cannot get %u MSI-X vectors\n", nq + 1);
 	for (i = 0; i < nq; i++)
 		priv->qps[i].irq = pci_irq_vector(pdev, i + 1);
+	netif_set_affinity_auto(priv->netdev);
 	priv->admin_irq = pci_irq_vector(pdev, 0);
 	snprintf(priv->admin_irq_name, sizeof(priv->admin_irq_name),
 		 "dmsnic-%s", pci_name(pdev));

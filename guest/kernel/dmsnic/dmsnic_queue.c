@@ -241,6 +241,8 @@ static void dmsnic_qp_hw_down(struct dmsnic_priv *priv, struct dmsnic_qp *qp)
 	dmsnic_rx_hw_stop(qp);
 	dmsnic_tx_hw_stop(qp);
 	qp->hw_up = false;
+	/* The core's affinity notifier must be gone before free_irq(). */
+	netif_napi_set_irq_locked(&qp->napi, -1);
 	free_irq(qp->irq, qp);
 	/* NAPI is off: no new net_dim sample comes after this. */
 	dmsnic_rx_dim_stop(qp);
