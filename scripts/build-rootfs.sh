@@ -2,7 +2,9 @@
 # build-rootfs.sh OUT_DIR: build the devmemsim guest root file system image
 # OUT_DIR/rootfs.img (ext4, label dmsroot).
 #
-# debootstrap --variant=minbase trixie plus guest/rootfs/packages.txt, with
+# debootstrap --variant=minbase trixie plus guest/rootfs/packages.txt (a
+# package listed with a newer suite is then replaced by that suite's version,
+# downloaded through a private apt state: /etc/apt is never touched), with
 # /sbin/devmemsim-init (guest/rootfs/devmemsim-init) as init and the guest agent
 # /usr/local/sbin/dms-agent (guest/tools/dms-agent), fresh ssh host keys, a
 # locked root password, and docs/man pages/locales/apt caches removed.
@@ -83,6 +85,31 @@ if ! debootstrap --variant=minbase --keyring="$DEBIAN_KEYRING" \
 fi
 t1=$(date +%s)
 log "debootstrap done in $((t1 - t0)) s"
+
+# --- packages from newer suites --------------------------------------------
+# "PACKAGE SUITE" lines: debootstrap installed trixie's PACKAGE (and its
+# dependencies); dpkg replaces it with SUITE's, refusing it if trixie's
+# libraries do not satisfy its dependencies.
+newer=$(sed -e 's/#.*//' "$PACKAGES" | awk 'NF >= 2 { print $1 "=" $2 }')
+if [ -n "$newer" ]; then
+	suites=$(printf '%s\n' "$newer" | cut -d= -f2 | sort -u)
+	lines=()
+	for suite in $suites; do
+		lines+=("deb [signed-by=$DEBIAN_KEYRING arch=amd64] $mirror $suite main")
+	done
+	private_apt "$tmp/apt" "${lines[@]}" >&2 || die "apt-get update of $suites failed"
+	mkdir -p "$root/tmp/newer"
+	names=()
+	for entry in $newer; do
+		names+=("${entry%=*}")
+		(cd "$root/tmp/newer" && "${PAPT[@]}" download "${entry%=*}/${entry#*=}" >&2) ||
+			die "cannot download ${entry%=*} from ${entry#*=}"
+	done
+	chroot "$root" sh -c 'dpkg -i /tmp/newer/*.deb' >&2 ||
+		die "the newer packages (${names[*]}) do not install on $SUITE"
+	rm -rf "$root/tmp/newer"
+	log "from newer suites: $(chroot "$root" dpkg-query -W "${names[@]}" | paste -sd' ')"
+fi
 
 # --- our files -----------------------------------------------------------
 install -m 0755 "$INIT" "$root/sbin/devmemsim-init"
