@@ -17,6 +17,7 @@
 #include <tlm>
 #include <tlm_utils/simple_initiator_socket.h>
 #include <tlm_utils/simple_target_socket.h>
+#include <utility>
 #include <vector>
 
 #include "config.h"
@@ -60,6 +61,9 @@ public:
 	// frames (each <= kMaxTxFrags descriptors); every segment of a
 	// super-frame counts as one
 	static constexpr unsigned kTxBudget = 64;
+	// TX arbitration: frames (segments count) one doorbell gets served in a
+	// row before it queues behind the doorbells rung meanwhile.
+	static constexpr unsigned kTxBurst = 64;
 	static constexpr double kWorkYieldNs = 10;
 	// Timed mode: like a real NIC (descriptor prefetch, many outstanding
 	// PCIe requests, posted writes), the DMA engine does not finish one
@@ -156,6 +160,8 @@ private:
 			unsigned &sent);
 	void tx_complete(unsigned qi, uint16_t tag, bool bad);
 	void tx_ring_fault(unsigned qi, const char *what);
+	unsigned tx_serve();
+	void tx_served(unsigned qi, unsigned frames);
 	// Frames handled at one simulated time by the RX or TX engine.
 	struct WorkBudget {
 		sc_core::sc_time at;
@@ -166,7 +172,6 @@ private:
 	// Hardware GRO's part of receive (nic_rx_gro.cc).
 	bool rx_gro_on() const;
 	bool rx_gro(RxFrame &f);
-	void rx_gro_open(RxFrame &f, const GroSegment &seg);
 	void rx_gro_flush(unsigned qi, int i, const char *why);
 	bool rx_gro_due(const Queue &q, const sc_core::sc_time &now) const;
 	void rx_gro_expire(WorkBudget &budget);
@@ -215,6 +220,8 @@ private:
 	std::deque<std::vector<uint8_t>> rx_fifo_;
 	bool rx_refused_ = false;
 	sc_core::sc_event rx_ev_, tx_ev_;
+	uint64_t tx_doorbells_ = 0; // TXQ_TAIL doorbells so far: their order
+	std::vector<std::pair<uint64_t, unsigned>> tx_ready_; // tx_serve(): (order, queue)
 	// The frame in progress, from now: when its data and all its DMA are done.
 	sc_core::sc_time data_done_, frame_done_;
 	std::deque<sc_core::sc_time> rx_dma_done_; // when each RX frame's DMA ends

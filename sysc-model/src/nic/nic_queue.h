@@ -8,6 +8,8 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <deque>
+#include <limits>
 #include <systemc>
 #include <vector>
 
@@ -53,6 +55,15 @@ struct Nic::Queue {
 	// Per kind: completions pending while armed since wait_from.
 	std::array<bool, 2> waiting{};
 	std::array<sc_core::sc_time, 2> wait_from{};
+	// TX arbitration (Nic::tx_serve): the tails the driver rang and not yet
+	// served, in ring order, each with its place in the NIC-wide doorbell
+	// order; frames served since the front one became the front.
+	struct TxMark {
+		uint32_t tail;
+		uint64_t order;
+	};
+	std::deque<TxMark> tx_marks;
+	uint32_t tx_burst = 0;
 	// Hardware GRO: the aggregates open on this RX queue.
 	GroTable gro;
 	// Statistics.
@@ -73,6 +84,37 @@ struct Nic::Queue {
 	{
 		return tx_size ? tx_size - 1 - used(tcmpl_tail, tcmpl_head, tx_size) : 0;
 	}
+	// A TXQ_TAIL doorbell (before tx_tail takes the new value). Marks at or
+	// beyond the new tail (the driver moved it back) are forgotten, so the
+	// marks stay in ring order, at most one per posted descriptor.
+	void tx_mark(uint32_t tail, uint64_t order)
+	{
+		tx_prune();
+		const uint32_t d = used(tail, tx_head, tx_size);
+		while (!tx_marks.empty() && used(tx_marks.back().tail, tx_head, tx_size) >= d)
+			tx_marks.pop_back();
+		if (d)
+			tx_marks.push_back({tail, order});
+	}
+	// Forget the marks the engine has consumed (reached or passed).
+	void tx_prune()
+	{
+		const uint32_t pending = tdescs();
+		while (!tx_marks.empty()) {
+			const uint32_t d = used(tx_marks.front().tail, tx_head, tx_size);
+			if (d && d <= pending)
+				break;
+			tx_marks.pop_front();
+			tx_burst = 0;
+		}
+	}
+	// Where the queue's next frame stands in doorbell order.
+	uint64_t tx_order()
+	{
+		tx_prune();
+		return tx_marks.empty() ? std::numeric_limits<uint64_t>::max()
+					: tx_marks.front().order;
+	}
 	void rx_stop()
 	{
 		rx_on = false;
@@ -87,6 +129,8 @@ struct Nic::Queue {
 		tx_size = 0;
 		tx_cfg = QueueSetup{};
 		tx_epoch++;
+		tx_marks.clear();
+		tx_burst = 0;
 	}
 	// Back to power-on state; the events stay (processes wait on them).
 	void clear()

@@ -467,6 +467,8 @@ void Nic::doorbell(unsigned qi, uint32_t off, uint32_t val)
 		q.rcmpl_head = val;
 		break;
 	case DMS_NIC_TXQ_TAIL:
+		if (val != q.tx_tail)
+			q.tx_mark(val, tx_doorbells_++);
 		q.tx_tail = val;
 		break;
 	default:

@@ -19,17 +19,56 @@ void Nic::tx_thread()
 {
 	WorkBudget budget;
 	for (;;) {
-		unsigned frames = 0;
-		for (unsigned i = 0; i < nq_; i++) {
-			const Queue &q = *q_[i];
-			if (q.tx_on && q.tdescs() && q.tcmpl_free())
-				frames += tx_frame(i);
-			tx_pace();
-		}
+		const unsigned frames = tx_serve();
 		if (!frames)
 			sc_core::wait(tx_ev_);
 		else
 			spend(budget, frames, kTxBudget);
+	}
+}
+
+// Send one frame: from the queue whose oldest unserved doorbell rang
+// first, passing over queues whose next frame is not all posted yet (a
+// fast NIC puts frames on the wire in the order the host posted them,
+// whatever the queue). Returns the work done in frames, 0 if no queue
+// had a frame to send.
+unsigned Nic::tx_serve()
+{
+	// A member, not a local: a SystemC thread's stack is never unwound.
+	std::vector<std::pair<uint64_t, unsigned>> &ready = tx_ready_;
+	ready.clear();
+	for (unsigned i = 0; i < nq_; i++) {
+		Queue &q = *q_[i];
+		if (q.tx_on && q.tdescs() && q.tcmpl_free())
+			ready.emplace_back(q.tx_order(), i);
+	}
+	std::sort(ready.begin(), ready.end());
+	for (const auto &[order, qi] : ready) {
+		const Queue &q = *q_[qi];
+		if (!q.tx_on || !q.tdescs() || !q.tcmpl_free())
+			continue; // changed while the engine waited for the wire
+		const unsigned frames = tx_frame(qi);
+		tx_pace();
+		if (frames) {
+			tx_served(qi, frames);
+			return frames;
+		}
+	}
+	return 0;
+}
+
+// Fairness: a doorbell that posted many frames gets kTxBurst of them in a
+// row, then its place moves behind the doorbells rung meanwhile.
+void Nic::tx_served(unsigned qi, unsigned frames)
+{
+	Queue &q = *q_[qi];
+	q.tx_prune();
+	if (q.tx_marks.empty())
+		return;
+	q.tx_burst += frames;
+	if (q.tx_burst >= kTxBurst) {
+		q.tx_marks.front().order = tx_doorbells_++;
+		q.tx_burst = 0;
 	}
 }
 
