@@ -356,6 +356,75 @@ TEST_F(NicGro, Ipv6)
 	EXPECT_EQ(f.pay, want);
 }
 
+// As Linux's tcp_gro_receive(): a segment with CWR (or ECE) does not join
+// an aggregate of segments without, but may open one its like joins.
+TEST_F(NicGro, CwrSegmentsCoalesceOnlyWithTheirLike)
+{
+	constexpr uint8_t kCwr = 0x80, kEce = 0x40;
+	const uint8_t flags[] = {kAck, kAck | kCwr, kAck | kCwr, kAck, kAck, kAck | kEce};
+	for (uint32_t i = 0; i < 6; i++)
+		rx(segment(1000 * i, 1000, flags[i]));
+	rx(segment(6000, 0, kAck | kFin));
+	Frame f;
+	const int segs[] = {0, 2, 2, 0};
+	const uint8_t first[] = {kAck, kAck | kCwr, kAck, kAck | kEce};
+	for (unsigned i = 0; i < 4; i++) {
+		ASSERT_TRUE(next(&f)) << i;
+		EXPECT_EQ(f.sop.gro_segs, segs[i]) << i;
+		EXPECT_EQ(f.hdr[47], first[i]) << i;
+	}
+	ASSERT_TRUE(next(&f));
+	EXPECT_EQ(f.hdr[47], kAck | kFin);
+	EXPECT_FALSE(next(&f));
+}
+
+// An IPv6 segment with an 8-byte destination options header (`fill` in
+// its option bytes) in front of TCP: the TCP checksum stays right.
+std::vector<uint8_t> with_dstopts(const std::vector<uint8_t> &seg, uint8_t fill)
+{
+	std::vector<uint8_t> f(seg.begin(), seg.begin() + 54);
+	const uint8_t ext[8] = {6, 0, fill, fill, fill, fill, fill, fill};
+	f.insert(f.end(), ext, ext + 8);
+	f.insert(f.end(), seg.begin() + 54, seg.end());
+	f[20] = 60; // next header: destination options
+	frames::put16(f, 18, (f[18] << 8 | f[19]) + 8u);
+	return f;
+}
+
+// Segments with equal hop-by-hop/destination options headers coalesce
+// (the frame does not split); different ones do not, and a lone segment
+// goes on as it came, without L4 type.
+TEST_F(NicGro, Ipv6ExtensionHeaders)
+{
+	std::vector<uint8_t> want = with_dstopts(segment(0, 1000, kAck, 1234, true), 0);
+	const auto second = with_dstopts(segment(1000, 1000, kAck, 1234, true), 0);
+	rx(want);
+	rx(second);
+	want.insert(want.end(), second.begin() + 94, second.end());
+	frames::put16(want, 18, 8 + 32 + 2000);
+	expire();
+	Frame f;
+	ASSERT_TRUE(next(&f));
+	EXPECT_EQ(f.sop.gro_segs, 2);
+	EXPECT_EQ(f.sop.gso_size, 1000);
+	EXPECT_EQ(f.sop.info, DMS_RX_L3_IPV6 | DMS_RX_L4_TCP);
+	EXPECT_TRUE(f.sop.flags & DMS_RX_F_CSUM_OK);
+	EXPECT_FALSE(f.sop.flags & DMS_RX_F_SPLIT);
+	EXPECT_EQ(f.pay, want);
+
+	rx(with_dstopts(segment(2000, 1000, kAck, 1234, true), 0));
+	rx(with_dstopts(segment(3000, 1000, kAck, 1234, true), 0x11));
+	expire();
+	for (int i = 0; i < 2; i++) {
+		ASSERT_TRUE(next(&f)) << i;
+		EXPECT_EQ(f.sop.gro_segs, 0) << i;
+		EXPECT_EQ(f.sop.info, DMS_RX_L3_IPV6) << i;
+		EXPECT_FALSE(f.sop.flags & (DMS_RX_F_CSUM_OK | DMS_RX_F_CSUM_BAD)) << i;
+		EXPECT_EQ(f.pay.size(), 94u + 1000) << i;
+	}
+	EXPECT_FALSE(next(&f));
+}
+
 TEST_F(NicGro, PayloadBuffersInGpuMemory)
 {
 	wr(DMS_NIC_REG_MTU, 9000);

@@ -12,7 +12,9 @@ namespace devmemsim
 namespace
 {
 
-constexpr uint8_t kTcpAck = 0x10, kTcpPsh = 0x08;
+constexpr uint8_t kTcpAck = 0x10, kTcpPsh = 0x08, kTcpEce = 0x40, kTcpCwr = 0x80;
+constexpr uint8_t kHopByHop = 0, kTcp = 6, kDstOpts = 60;
+constexpr unsigned kMaxExtHeaders = 4;
 
 uint16_t be16(const uint8_t *p)
 {
@@ -61,8 +63,10 @@ GroSegment gro_segment(const uint8_t *f, size_t len, const Parsed &p, bool csum_
 		return s;
 	if (p.l3 == L3::Ipv4 && (f[p.l3_off] & 0xf) != 5)
 		return s; // IPv4 options
+	// ECE and CWR are part of the key: a segment joins only an aggregate
+	// whose first segment had the same (as Linux's tcp_gro_receive()).
 	const uint8_t flags = f[p.l4_off + 13];
-	if ((flags & ~kTcpPsh) != kTcpAck || p.l3_end == p.split_off)
+	if ((flags & ~(kTcpPsh | kTcpEce | kTcpCwr)) != kTcpAck || p.l3_end == p.split_off)
 		return s;
 	s.hdr_len = p.split_off;
 	s.pay_len = p.l3_end - p.split_off;
@@ -74,6 +78,34 @@ GroSegment gro_segment(const uint8_t *f, size_t len, const Parsed &p, bool csum_
 	s.opens = !s.push;
 	s.key = masked_headers(f, p);
 	return s;
+}
+
+bool gro_ipv6_ext_tcp(const uint8_t *f, const Parsed &wire, Parsed &p)
+{
+	if (wire.l3 != L3::Ipv6 || wire.l4 != L4::None || wire.fragment)
+		return false;
+	uint8_t next = wire.proto;
+	size_t off = wire.l3_off + 40;
+	unsigned n = 0;
+	while ((next == kHopByHop && n == 0) || next == kDstOpts) {
+		if (++n > kMaxExtHeaders || wire.l3_end < off + 8)
+			return false;
+		next = f[off];
+		off += (f[off + 1] + 1u) * 8;
+	}
+	if (!n || next != kTcp || wire.l3_end < off + 20)
+		return false;
+	const size_t doff = (f[off + 12] >> 4) * 4u;
+	if (doff < 20 || wire.l3_end < off + doff)
+		return false;
+	p = wire;
+	p.l4 = L4::Tcp;
+	p.proto = kTcp;
+	p.l4_off = off;
+	p.split_off = off + doff;
+	p.sport = be16(f + off);
+	p.dport = be16(f + off + 2);
+	return true;
 }
 
 bool GroAggregate::follows(const GroSegment &seg) const

@@ -26,9 +26,9 @@ struct GroLimits {
 };
 
 // A frame as GRO sees it. coalescible: a TCP segment with payload that
-// may join an aggregate (checksums good, ACK with at most PSH, IPv4
-// without options or IPv6 without extension headers). opens: it may also
-// start one (no PSH).
+// may join an aggregate (checksums good, ACK with at most PSH, ECE and
+// CWR, IPv4 without options or IPv6 with at most hop-by-hop and
+// destination options headers). opens: it may also start one (no PSH).
 struct GroSegment {
 	bool coalescible = false, opens = false, push = false;
 	uint32_t seq = 0;
@@ -41,10 +41,19 @@ struct GroSegment {
 };
 GroSegment gro_segment(const uint8_t *frame, size_t len, const Parsed &p, bool csum_ok);
 
+// IPv6 with TCP behind hop-by-hop and destination options headers (at
+// most 4; Linux's GRO takes these too), which parse_frame() leaves
+// without L4: p becomes wire with the TCP header found (l4, l4_off,
+// split_off, proto, ports). false, p untouched, for anything else
+// (routing or fragment header, no TCP, truncated).
+bool gro_ipv6_ext_tcp(const uint8_t *frame, const Parsed &wire, Parsed &p);
+
 // One open aggregate: the first segment's headers, then every segment's
 // payload back to back.
 struct GroAggregate {
-	Parsed p; // the first segment's
+	Parsed p;	  // the first segment's, TCP found behind IPv6 extension headers
+	Parsed wire;	  // the first segment's as the NIC's parser saw it
+	bool ext = false; // IPv6 extension headers before TCP (p != wire)
 	std::vector<uint8_t> key, frame;
 	size_t hdr_len = 0;
 	uint32_t next_seq = 0, gso_size = 0, segs = 0;

@@ -103,7 +103,8 @@ bool Nic::rx_frame(const std::vector<uint8_t> &frame)
 	}
 	RxFrame f(frame);
 	rx_classify(f);
-	if (rx_gro_on() && f.p.l4 == L4::Tcp && q_[f.qi]->rx_on)
+	const bool tcp_maybe = f.p.l4 == L4::Tcp || (f.p.l3 == L3::Ipv6 && f.p.l4 == L4::None);
+	if (rx_gro_on() && tcp_maybe && q_[f.qi]->rx_on)
 		return rx_gro(f);
 	return rx_deliver(f);
 }

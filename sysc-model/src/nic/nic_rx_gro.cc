@@ -2,6 +2,9 @@
 // Hardware GRO in the NIC's receive path: a TCP segment joins its flow's
 // open aggregate or opens one; everything else of that flow first flushes
 // the flow's aggregate, so the host never sees a flow's bytes reordered.
+// IPv6 frames whose TCP header follows extension headers (which the
+// parser leaves without L4) are looked at too: hop-by-hop and
+// destination options headers coalesce when equal, as in Linux.
 // Frames of other flows pass open aggregates (as on real NICs), but an
 // aggregate never overtakes a frame of its own flow. Flushes: the
 // aggregate is full or the next segment would not fit (GRO_MAX_SEGS,
@@ -11,6 +14,7 @@
 // or the queue's aggregation memory full (the oldest goes), or GRO was
 // turned off. A queue that stops drops its aggregates.
 #include "devmemsim/nic_regs.h"
+#include "nic/csum.h"
 #include "nic/nic.h"
 #include "nic/nic_gro.h"
 #include "nic/nic_queue.h"
@@ -28,13 +32,18 @@ bool Nic::rx_gro_on() const
 bool Nic::rx_gro(RxFrame &f)
 {
 	Queue &q = *q_[f.qi];
-	const GroSegment seg = gro_segment(f.data.data(), f.len(), f.p, rx_csum_ok(f));
+	Parsed p = f.p;
+	const bool ext = f.p.l4 != L4::Tcp;
+	if (ext && !gro_ipv6_ext_tcp(f.data.data(), f.p, p))
+		return rx_deliver(f);
+	const bool csum_ok = ext ? l4_csum_ok(f.data.data(), p) : rx_csum_ok(f);
+	const GroSegment seg = gro_segment(f.data.data(), f.len(), p, csum_ok);
 	const GroLimits lim{gro_max_segs_, gro_max_bytes_,
 			    std::min<uint32_t>(DMS_NIC_GRO_MAX_BUFS, q.pbufs()),
 			    q.rx_cfg.pbuf_size};
-	const uint32_t flow = gro_flow_hash(f.p);
+	const uint32_t flow = gro_flow_hash(p);
 	q.gro.last_seen = sc_core::sc_time_stamp();
-	const int i = q.gro.find(f.p, flow);
+	const int i = q.gro.find(p, flow);
 	if (i >= 0) {
 		GroAggregate &a = q.gro.open[size_t(i)];
 		if (seg.coalescible && a.follows(seg) && a.room_for(seg.pay_len, lim) &&
@@ -50,7 +59,9 @@ bool Nic::rx_gro(RxFrame &f)
 		rx_gro_flush(f.qi, i, "flow change");
 	}
 	GroAggregate first;
-	first.p = f.p;
+	first.p = p;
+	first.wire = f.p;
+	first.ext = ext;
 	const size_t bytes = seg.hdr_len + seg.pay_len;
 	if (!seg.opens || !first.room_for(bytes, lim))
 		return rx_deliver(f);
@@ -80,7 +91,11 @@ void Nic::rx_gro_flush(unsigned qi, int i, const char *why)
 	GroAggregate a = q.gro.take(i);
 	const std::vector<uint8_t> frame = a.finish();
 	RxFrame f(frame);
-	f.p = a.p;
+	// Frames with IPv6 extension headers do not split (see Receive); one
+	// such segment goes on as it came, without L4 type and checksum.
+	f.p = a.ext && a.segs == 1 ? a.wire : a.p;
+	if (a.ext)
+		f.p.split_off = 0;
 	f.p.l3_end = frame.size();
 	f.qi = qi;
 	f.hash = a.hash;
