@@ -176,6 +176,22 @@ protected:
 		       f.hdr[41];
 	}
 	static uint16_t sport_of(const Frame &f) { return uint16_t(f.hdr[34] << 8 | f.hdr[35]); }
+	// Where an aggregate opened on a queue kept busy by other flows (a
+	// frame every 0.5 ms, each alone) is delivered among their frames.
+	long delivered_among_busy(uint16_t frames)
+	{
+		rx(segment(0, 1000));
+		const uint64_t t0 = t_ - 1000;
+		std::vector<uint16_t> order;
+		for (uint16_t i = 0; i < frames; i++) {
+			t_ = t0 + 500000ull * (i + 1);
+			rx(segment(0, 100, kAck | kPsh, uint16_t(3000 + i)));
+			for (Frame f; next(&f);)
+				order.push_back(sport_of(f));
+		}
+		EXPECT_EQ(order.size(), frames + 1u);
+		return std::find(order.begin(), order.end(), 1234) - order.begin();
+	}
 
 	static dms_node *node_;
 	static Host *host_;
@@ -192,7 +208,7 @@ std::vector<uint8_t> *NicGro::gpu_;
 
 TEST_F(NicGro, InOrderSegmentsBecomeOneFrame)
 {
-	EXPECT_EQ(rd(DMS_NIC_REG_VERSION), 0x00010005u);
+	EXPECT_EQ(rd(DMS_NIC_REG_VERSION), 0x00010006u);
 	EXPECT_EQ(rd(DMS_NIC_REG_GRO_FLOWS), unsigned(DMS_NIC_GRO_FLOWS_MAX));
 	std::vector<uint8_t> want;
 	for (uint32_t i = 0; i < 4; i++) {
@@ -495,20 +511,20 @@ TEST_F(NicGro, TurningGroOffFlushesAndTimeoutZeroWaitsOnlyForQueuedFrames)
 
 TEST_F(NicGro, AnAggregateOnABusyQueueIsDeliveredWhenItGetsOld)
 {
-	rx(segment(0, 1000));
-	const uint64_t t0 = t_ - 1000;
-	// Other flows keep the queue busy (a frame every 0.5 ms, each alone):
-	// the aggregate goes after DMS_NIC_GRO_AGE_TIMEOUTS timeouts.
-	std::vector<uint16_t> order;
-	for (uint16_t i = 0; i < 40; i++) {
-		t_ = t0 + 500000ull * (i + 1);
-		rx(segment(0, 100, kAck | kPsh, uint16_t(3000 + i)));
-		for (Frame f; next(&f);)
-			order.push_back(sport_of(f));
-	}
-	const auto at = std::find(order.begin(), order.end(), 1234) - order.begin();
-	const long due = DMS_NIC_GRO_AGE_TIMEOUTS * kTimeoutNs / 500000 - 1; // frames before it
+	// GRO_MAX_AGE_NS 0: after DMS_NIC_GRO_AGE_TIMEOUTS timeouts.
+	EXPECT_EQ(rd(DMS_NIC_REG_GRO_MAX_AGE_NS), 0u);
+	long due = DMS_NIC_GRO_AGE_TIMEOUTS * kTimeoutNs / 500000 - 1; // frames before it
+	long at = delivered_among_busy(36);
 	EXPECT_GE(at, due - 1);
 	EXPECT_LE(at, due + 1);
-	EXPECT_EQ(order.size(), 41u);
+	// GRO_MAX_AGE_NS set (v1.6): after that long, whatever the timeout
+	// (the ring has buffers for 63 frames in all).
+	wr(DMS_NIC_REG_GRO_MAX_AGE_NS, 8 * kTimeoutNs);
+	EXPECT_EQ(rd(DMS_NIC_REG_GRO_MAX_AGE_NS), 8 * kTimeoutNs);
+	due = 8 * kTimeoutNs / 500000 - 1;
+	at = delivered_among_busy(24);
+	EXPECT_GE(at, due - 1);
+	EXPECT_LE(at, due + 1);
+	wr(DMS_NIC_REG_GRO_MAX_AGE_NS, ~0u);
+	EXPECT_EQ(rd(DMS_NIC_REG_GRO_MAX_AGE_NS), unsigned(DMS_NIC_GRO_AGE_MAX_NS));
 }

@@ -252,7 +252,7 @@ frames::Spec spec(size_t payload, bool v6, uint8_t proto)
 
 TEST_F(NicTso, AdvertisesTsoAndUso)
 {
-	EXPECT_EQ(rd(DMS_NIC_REG_VERSION), 0x00010005u);
+	EXPECT_EQ(rd(DMS_NIC_REG_VERSION), 0x00010006u);
 	EXPECT_EQ(rd(DMS_NIC_REG_CAPS), DMS_NIC_CAP_TSO | DMS_NIC_CAP_USO);
 }
 

@@ -11,7 +11,7 @@
 #include "regs_common.h"
 
 #define DMS_NIC_ID_MAGIC 0x4e534d44 /* "DMSN" in memory order */
-#define DMS_NIC_VERSION 0x00010005  /* major 1, minor 5 */
+#define DMS_NIC_VERSION 0x00010006  /* major 1, minor 6 */
 
 /* Identity and capabilities (read only). */
 #define DMS_NIC_REG_ID 0x0000		/* DMS_NIC_ID_MAGIC */
@@ -94,8 +94,9 @@
  * is delivered when it holds GRO_MAX_SEGS segments or the next one would
  * make its IP packet longer than GRO_MAX_BYTES or need more than
  * DMS_NIC_GRO_MAX_BUFS payload buffers; when its queue has seen no TCP frame
- * for GRO_TIMEOUT_NS; and at the latest DMS_NIC_GRO_AGE_TIMEOUTS times
- * GRO_TIMEOUT_NS after it opened. A queue's open aggregates hold at most
+ * for GRO_TIMEOUT_NS; and at the latest GRO_MAX_AGE_NS (v1.6; 0, the
+ * reset value: DMS_NIC_GRO_AGE_TIMEOUTS times GRO_TIMEOUT_NS) after it
+ * opened. A queue's open aggregates hold at most
  * DMS_NIC_GRO_QUEUE_BYTES. Settings are read live; larger values read
  * back as the maxima. The counters count delivered coalesced frames and
  * the segments in them.
@@ -106,11 +107,13 @@
 #define DMS_NIC_REG_GRO_FLOWS 0x00ac	  /* RW: contexts per RX queue, 1..DMS_NIC_GRO_FLOWS_MAX */
 #define DMS_NIC_REG_RX_GRO_FRAMES 0x00b0  /* RO: coalesced frames delivered */
 #define DMS_NIC_REG_RX_GRO_SEGS 0x00b4	  /* RO: segments in those frames */
+#define DMS_NIC_REG_GRO_MAX_AGE_NS 0x00b8 /* RW v1.6: ns, <= DMS_NIC_GRO_AGE_MAX_NS */
 #define DMS_NIC_GRO_FLOWS_MAX 512
 #define DMS_NIC_GRO_SEGS_MAX 64
 #define DMS_NIC_GRO_BYTES_MAX 65535
 #define DMS_NIC_GRO_TIMEOUT_MAX_NS 10000000
 #define DMS_NIC_GRO_AGE_TIMEOUTS 16
+#define DMS_NIC_GRO_AGE_MAX_NS 1000000000
 #define DMS_NIC_GRO_QUEUE_BYTES (1U << 20)
 #define DMS_NIC_GRO_MAX_BUFS 17 /* payload buffers per frame (Linux MAX_SKB_FRAGS) */
 

@@ -81,7 +81,7 @@ void Nic::reset()
 	rx_ctrl_ = hds_thresh_ = tx_ctrl_ = itr_ns_ = 0;
 	gro_max_segs_ = DMS_NIC_GRO_SEGS_MAX;
 	gro_max_bytes_ = DMS_NIC_GRO_BYTES_MAX;
-	gro_timeout_ns_ = 0;
+	gro_timeout_ns_ = gro_max_age_ns_ = 0;
 	gro_flows_ = DMS_NIC_GRO_FLOWS_MAX;
 	admin_status_ = admin_mask_ = 0;
 	rss_key_.fill(0);

@@ -176,6 +176,7 @@ private:
 	bool rx_gro_due(const Queue &q, const sc_core::sc_time &now) const;
 	void rx_gro_expire(WorkBudget &budget);
 	bool rx_gro_next_due(sc_core::sc_time *due) const;
+	sc_core::sc_time rx_gro_max_age() const;
 
 	// Interrupts (nic_irq.cc).
 	void admin_write(uint32_t off, uint32_t val);
@@ -209,7 +210,7 @@ private:
 	bool link_up_ = true;
 	uint32_t mtu_ = 1500, rx_ctrl_ = 0, hds_thresh_ = 0, tx_ctrl_ = 0, itr_ns_ = 0;
 	uint32_t gro_max_segs_ = DMS_NIC_GRO_SEGS_MAX, gro_max_bytes_ = DMS_NIC_GRO_BYTES_MAX;
-	uint32_t gro_timeout_ns_ = 0, gro_flows_ = DMS_NIC_GRO_FLOWS_MAX;
+	uint32_t gro_timeout_ns_ = 0, gro_flows_ = DMS_NIC_GRO_FLOWS_MAX, gro_max_age_ns_ = 0;
 	uint32_t admin_status_ = 0, admin_mask_ = 0;
 	std::array<uint8_t, DMS_NIC_RSS_KEY_SIZE> rss_key_{};
 	std::array<uint32_t, DMS_NIC_RSS_INDIR_SIZE> rss_indir_{};

@@ -148,6 +148,8 @@ uint32_t Nic::settings_read(uint32_t off) const
 		return gro_timeout_ns_;
 	case DMS_NIC_REG_GRO_FLOWS:
 		return gro_flows_;
+	case DMS_NIC_REG_GRO_MAX_AGE_NS:
+		return gro_max_age_ns_;
 	case DMS_NIC_REG_RX_GRO_FRAMES:
 		return static_cast<uint32_t>(c_.rx_gro_frames);
 	case DMS_NIC_REG_RX_GRO_SEGS:
@@ -284,6 +286,10 @@ void Nic::write32(uint32_t off, uint32_t val)
 		break;
 	case DMS_NIC_REG_GRO_FLOWS:
 		gro_flows_ = std::clamp<uint32_t>(val, 1, DMS_NIC_GRO_FLOWS_MAX);
+		break;
+	case DMS_NIC_REG_GRO_MAX_AGE_NS:
+		gro_max_age_ns_ = std::min<uint32_t>(val, DMS_NIC_GRO_AGE_MAX_NS);
+		rx_ev_.notify(sc_core::SC_ZERO_TIME); // aggregates may be due earlier
 		break;
 	case DMS_NIC_REG_ADMIN_IRQ_STATUS:
 	case DMS_NIC_REG_ADMIN_IRQ_MASK:

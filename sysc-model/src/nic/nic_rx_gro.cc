@@ -110,17 +110,26 @@ void Nic::rx_gro_flush(unsigned qi, int i, const char *why)
 		c_.rx_drop += a.segs;
 }
 
+// How long an aggregate may stay open on a busy queue: GRO_MAX_AGE_NS,
+// or DMS_NIC_GRO_AGE_TIMEOUTS timeouts while that is 0 (as in v1.5).
+sc_core::sc_time Nic::rx_gro_max_age() const
+{
+	const uint64_t ns = gro_max_age_ns_ ? gro_max_age_ns_
+					    : uint64_t(DMS_NIC_GRO_AGE_TIMEOUTS) * gro_timeout_ns_;
+	return sc_core::sc_time(double(ns), sc_core::SC_NS);
+}
+
 // What is due in queue q at now: everything when GRO is off or the queue
 // has seen no TCP frame for GRO_TIMEOUT_NS, else what is older than
-// DMS_NIC_GRO_AGE_TIMEOUTS timeouts. Aggregates are in opening order, so
-// only the oldest needs a look.
+// rx_gro_max_age(). Aggregates are in opening order, so only the oldest
+// needs a look.
 bool Nic::rx_gro_due(const Queue &q, const sc_core::sc_time &now) const
 {
 	if (q.gro.open.empty())
 		return false;
 	const sc_core::sc_time timeout(gro_timeout_ns_, sc_core::SC_NS);
 	return !rx_gro_on() || now >= q.gro.last_seen + timeout ||
-	       now >= q.gro.open.front().opened + DMS_NIC_GRO_AGE_TIMEOUTS * timeout;
+	       now >= q.gro.open.front().opened + rx_gro_max_age();
 }
 
 // Flush what is due, oldest first per queue. With GRO_TIMEOUT_NS 0,
@@ -142,13 +151,13 @@ void Nic::rx_gro_expire(WorkBudget &budget)
 bool Nic::rx_gro_next_due(sc_core::sc_time *due) const
 {
 	const sc_core::sc_time timeout(gro_timeout_ns_, sc_core::SC_NS);
+	const sc_core::sc_time max_age = rx_gro_max_age();
 	bool any = false;
 	for (const auto &q : q_) {
 		if (q->gro.open.empty())
 			continue;
 		const sc_core::sc_time t =
-			std::min(q->gro.last_seen + timeout,
-				 q->gro.open.front().opened + DMS_NIC_GRO_AGE_TIMEOUTS * timeout);
+			std::min(q->gro.last_seen + timeout, q->gro.open.front().opened + max_age);
 		if (!any || t < *due)
 			*due = t;
 		any = true;
