@@ -441,6 +441,86 @@ TEST_F(NicGro, Ipv6ExtensionHeaders)
 	EXPECT_FALSE(next(&f));
 }
 
+// seg inside an outer IP header of the same version (IP-in-IP, as gro.c's
+// --ipip and --ip6ip6 send them); an outer IPv4 header gets ID `id`, DF.
+std::vector<uint8_t> tunnelled(const std::vector<uint8_t> &seg, bool ipv6, uint16_t id = 0)
+{
+	const size_t olen = ipv6 ? 40 : 20;
+	std::vector<uint8_t> f(seg.begin(), seg.begin() + 14);
+	f.resize(14 + olen, 0);
+	f.insert(f.end(), seg.begin() + 14, seg.end());
+	const size_t inner = seg.size() - 14;
+	if (ipv6) {
+		f[14] = 0x60;
+		frames::put16(f, 18, inner);
+		f[20] = 41; // next header: IPv6
+		f[21] = 64;
+		f[22 + 15] = 1; // source fd00::1, destination fd00::2
+		f[38 + 15] = 2;
+		f[22] = f[38] = 0xfd;
+	} else {
+		f[14] = 0x45;
+		frames::put16(f, 16, 20 + inner);
+		frames::put16(f, 18, id);
+		f[20] = 0x40; // DF
+		f[22] = 64;
+		f[23] = 4; // protocol: IPIP
+		const uint8_t addrs[8] = {192, 0, 2, 1, 192, 0, 2, 2};
+		std::copy_n(addrs, 8, &f[26]);
+		frames::put16(f, 24,
+			      uint16_t(~devmemsim::inet_fold(devmemsim::inet_sum(&f[14], 20))));
+	}
+	return f;
+}
+
+// IP-in-IP segments coalesce like plain ones; both IP headers get their
+// lengths (and IPv4 checksum) rewritten, each IPv4 ID keeps its rule, and
+// the frame does not split.
+TEST_F(NicGro, IpInIpTunnels)
+{
+	for (bool ipv6 : {false, true}) {
+		const size_t hdrs = 14 + (ipv6 ? 80 : 40) + 32;
+		std::vector<uint8_t> want = tunnelled(segment(0, 1000, kAck, 1234, ipv6), ipv6, 7);
+		const auto second = tunnelled(segment(1000, 1000, kAck, 1234, ipv6), ipv6, 8);
+		rx(want);
+		rx(second);
+		// A third whose outer ID jumps (IPv4) or hop limit differs (IPv6)
+		// does not join.
+		auto third = tunnelled(segment(2000, 1000, kAck, 1234, ipv6), ipv6, 10);
+		if (ipv6)
+			third[21] = 63;
+		rx(third);
+		want.insert(want.end(), second.begin() + long(hdrs), second.end());
+		if (ipv6) {
+			frames::put16(want, 18, 40 + 32 + 2000);
+			frames::put16(want, 58, 32 + 2000);
+		} else {
+			frames::put16(want, 16, 40 + 32 + 2000);
+			frames::put16(want, 24, 0);
+			frames::put16(want, 24,
+				      uint16_t(~devmemsim::inet_fold(
+					      devmemsim::inet_sum(&want[14], 20))));
+			frames::put16(want, 36, 20 + 32 + 2000);
+			frames::put16(want, 44, 0);
+			frames::put16(want, 44,
+				      uint16_t(~devmemsim::inet_fold(
+					      devmemsim::inet_sum(&want[34], 20))));
+		}
+		expire();
+		Frame f;
+		ASSERT_TRUE(next(&f)) << ipv6;
+		EXPECT_EQ(f.sop.gro_segs, 2) << ipv6;
+		EXPECT_EQ(f.sop.info, (ipv6 ? DMS_RX_L3_IPV6 : DMS_RX_L3_IPV4) | DMS_RX_L4_TCP);
+		EXPECT_TRUE(f.sop.flags & DMS_RX_F_CSUM_OK);
+		EXPECT_FALSE(f.sop.flags & DMS_RX_F_SPLIT);
+		EXPECT_EQ(f.pay, want) << ipv6;
+		ASSERT_TRUE(next(&f)) << ipv6;
+		EXPECT_EQ(f.sop.gro_segs, 0) << ipv6; // alone, as it came
+		EXPECT_EQ(f.pay.size(), hdrs + 1000) << ipv6;
+		EXPECT_FALSE(next(&f));
+	}
+}
+
 TEST_F(NicGro, PayloadBuffersInGpuMemory)
 {
 	wr(DMS_NIC_REG_MTU, 9000);

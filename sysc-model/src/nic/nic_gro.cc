@@ -13,7 +13,7 @@ namespace
 {
 
 constexpr uint8_t kTcpAck = 0x10, kTcpPsh = 0x08, kTcpEce = 0x40, kTcpCwr = 0x80;
-constexpr uint8_t kHopByHop = 0, kTcp = 6, kDstOpts = 60;
+constexpr uint8_t kHopByHop = 0, kIpip = 4, kTcp = 6, kIpv6 = 41, kDstOpts = 60;
 constexpr unsigned kMaxExtHeaders = 4;
 
 uint16_t be16(const uint8_t *p)
@@ -37,17 +37,38 @@ void zero(std::vector<uint8_t> &v, size_t at, size_t n)
 	std::fill_n(v.begin() + static_cast<std::ptrdiff_t>(at), n, 0);
 }
 
+// Zero an IP header's fields segments of one aggregate may differ in.
+void mask_ip(std::vector<uint8_t> &key, L3 l3, size_t off)
+{
+	if (l3 == L3::Ipv4) {
+		zero(key, off + 2, 4); // total length, ID
+		zero(key, off + 10, 2);
+	} else if (l3 == L3::Ipv6) {
+		zero(key, off + 4, 2); // payload length
+	}
+}
+
+// Rewrite an IP header's length (and IPv4 checksum) for a frame of len bytes.
+void fix_ip(std::vector<uint8_t> &frame, L3 l3, size_t off)
+{
+	uint8_t *ip = frame.data() + off;
+	const size_t ip_len = frame.size() - off;
+	if (l3 == L3::Ipv4) {
+		put16(ip + 2, ip_len);
+		put16(ip + 10, 0);
+		put16(ip + 10, static_cast<uint16_t>(~inet_fold(inet_sum(ip, 20))));
+	} else if (l3 == L3::Ipv6) {
+		put16(ip + 4, ip_len - 40);
+	}
+}
+
 // The headers of seg with the fields segments of one aggregate may
 // differ in zeroed (GroSegment::key).
-std::vector<uint8_t> masked_headers(const uint8_t *f, const Parsed &p)
+std::vector<uint8_t> masked_headers(const uint8_t *f, const Parsed &p, const GroOuter &outer)
 {
 	std::vector<uint8_t> key(f, f + p.split_off);
-	if (p.l3 == L3::Ipv4) {
-		zero(key, p.l3_off + 2, 4); // total length, ID
-		zero(key, p.l3_off + 10, 2);
-	} else {
-		zero(key, p.l3_off + 4, 2); // payload length
-	}
+	mask_ip(key, p.l3, p.l3_off);
+	mask_ip(key, outer.l3, outer.off);
 	zero(key, p.l4_off + 4, 4); // sequence number
 	key[p.l4_off + 13] &= static_cast<uint8_t>(~kTcpPsh);
 	zero(key, p.l4_off + 14, 4); // window, checksum
@@ -56,7 +77,8 @@ std::vector<uint8_t> masked_headers(const uint8_t *f, const Parsed &p)
 
 } // namespace
 
-GroSegment gro_segment(const uint8_t *f, size_t len, const Parsed &p, bool csum_ok)
+GroSegment gro_segment(const uint8_t *f, size_t len, const Parsed &p, bool csum_ok,
+		       const GroOuter &outer)
 {
 	GroSegment s;
 	if (p.l4 != L4::Tcp || !p.split_off || p.l3_end > len || !csum_ok || !p.ipv4_csum_ok)
@@ -73,10 +95,12 @@ GroSegment gro_segment(const uint8_t *f, size_t len, const Parsed &p, bool csum_
 	s.seq = be32(f + p.l4_off + 4);
 	if (p.l3 == L3::Ipv4)
 		s.ip_id = be16(f + p.l3_off + 4);
+	if (outer.l3 == L3::Ipv4)
+		s.outer_id = be16(f + outer.off + 4);
 	s.push = flags & kTcpPsh;
 	s.coalescible = true;
 	s.opens = !s.push;
-	s.key = masked_headers(f, p);
+	s.key = masked_headers(f, p, outer);
 	return s;
 }
 
@@ -108,25 +132,87 @@ bool gro_ipv6_ext_tcp(const uint8_t *f, const Parsed &wire, Parsed &p)
 	return true;
 }
 
+namespace
+{
+
+// The inner IP header of a tunnel at off, as gro_segment() takes it (IPv4
+// without options and not a fragment, or IPv6 straight to TCP), filling
+// it in: true if its length ends where the outer packet does.
+bool inner_ip(const uint8_t *f, size_t off, uint8_t proto, size_t end, Parsed &q)
+{
+	q.src.fill(0);
+	q.dst.fill(0);
+	q.l3_off = off;
+	if (proto == kIpip) {
+		if (end < off + 20 || f[off] != 0x45 || be16(f + off + 2) != end - off ||
+		    (be16(f + off + 6) & 0x3fff) || f[off + 9] != kTcp)
+			return false;
+		q.l3 = L3::Ipv4;
+		q.ipv4_csum_ok = q.ipv4_csum_ok && inet_fold(inet_sum(f + off, 20)) == 0xffff;
+		std::copy_n(f + off + 12, 4, q.src.begin());
+		std::copy_n(f + off + 16, 4, q.dst.begin());
+		q.l4_off = off + 20;
+		return true;
+	}
+	if (end < off + 40 || f[off] >> 4 != 6 || be16(f + off + 4) != end - off - 40 ||
+	    f[off + 6] != kTcp)
+		return false;
+	q.l3 = L3::Ipv6;
+	std::copy_n(f + off + 8, 16, q.src.begin());
+	std::copy_n(f + off + 24, 16, q.dst.begin());
+	q.l4_off = off + 40;
+	return true;
+}
+
+} // namespace
+
+bool gro_tunnel_tcp(const uint8_t *f, const Parsed &wire, Parsed &p, GroOuter &outer)
+{
+	if (wire.l3 == L3::None || wire.l4 != L4::None || wire.fragment ||
+	    (wire.proto != kIpip && wire.proto != kIpv6))
+		return false;
+	if (wire.l3 == L3::Ipv4 && (f[wire.l3_off] & 0xf) != 5)
+		return false; // outer IPv4 options
+	Parsed q = wire;
+	const size_t off = wire.l3_off + (wire.l3 == L3::Ipv4 ? 20 : 40);
+	if (!inner_ip(f, off, wire.proto, wire.l3_end, q) || wire.l3_end < q.l4_off + 20)
+		return false;
+	const size_t doff = (f[q.l4_off + 12] >> 4) * 4u;
+	if (doff < 20 || wire.l3_end < q.l4_off + doff)
+		return false;
+	q.l4 = L4::Tcp;
+	q.proto = kTcp;
+	q.split_off = q.l4_off + doff;
+	q.sport = be16(f + q.l4_off);
+	q.dport = be16(f + q.l4_off + 2);
+	p = q;
+	outer = {wire.l3, wire.l3_off};
+	return true;
+}
+
 bool GroAggregate::follows(const GroSegment &seg) const
 {
 	if (seg.key != key || seg.seq != next_seq || seg.pay_len > gso_size)
 		return false;
-	if (p.l3 != L3::Ipv4)
-		return true;
 	// IPv4 IDs go up by one per segment or stay fixed (as Linux's GRO
-	// takes them, DF or not); one aggregate does not mix the two.
-	const int step = static_cast<uint16_t>(seg.ip_id - last_id);
-	if (step > 1)
-		return false;
-	return id_step < 0 || step == id_step;
+	// takes them, DF or not); one aggregate does not mix the two. Each
+	// IPv4 header of a tunnel keeps its own rule.
+	const uint16_t ids[2] = {seg.ip_id, seg.outer_id};
+	const bool v4[2] = {p.l3 == L3::Ipv4, outer.l3 == L3::Ipv4};
+	for (int i = 0; i < 2; i++) {
+		const int step = static_cast<uint16_t>(ids[i] - last_id[i]);
+		if (v4[i] && (step > 1 || (id_step[i] >= 0 && step != id_step[i])))
+			return false;
+	}
+	return true;
 }
 
 bool GroAggregate::room_for(size_t n, const GroLimits &lim) const
 {
 	const size_t len = frame.size() + n;
 	const size_t bufs = (len + lim.pbuf_size - 1) / lim.pbuf_size;
-	return segs + 1 <= lim.max_segs && len - p.l3_off <= lim.max_bytes && bufs <= lim.max_bufs;
+	const size_t ip_off = outer.l3 != L3::None ? outer.off : p.l3_off; // the outermost
+	return segs + 1 <= lim.max_segs && len - ip_off <= lim.max_bytes && bufs <= lim.max_bufs;
 }
 
 void GroAggregate::append(const uint8_t *f, const GroSegment &seg)
@@ -136,12 +222,13 @@ void GroAggregate::append(const uint8_t *f, const GroSegment &seg)
 		hdr_len = seg.hdr_len;
 		frame.assign(f, f + seg.hdr_len);
 		gso_size = static_cast<uint32_t>(seg.pay_len);
-	} else if (segs == 1 && p.l3 == L3::Ipv4) {
-		id_step = static_cast<uint16_t>(seg.ip_id - last_id);
+	} else if (segs == 1) {
+		id_step[0] = static_cast<uint16_t>(seg.ip_id - last_id[0]);
+		id_step[1] = static_cast<uint16_t>(seg.outer_id - last_id[1]);
 	}
 	frame.insert(frame.end(), f + seg.hdr_len, f + seg.hdr_len + seg.pay_len);
 	next_seq = seg.seq + static_cast<uint32_t>(seg.pay_len);
-	last_id = seg.ip_id;
+	last_id = {seg.ip_id, seg.outer_id};
 	push = push || seg.push;
 	segs++;
 }
@@ -150,15 +237,8 @@ std::vector<uint8_t> GroAggregate::finish()
 {
 	std::vector<uint8_t> out = std::move(frame);
 	frame.clear();
-	uint8_t *ip = out.data() + p.l3_off;
-	const size_t ip_len = out.size() - p.l3_off;
-	if (p.l3 == L3::Ipv4) {
-		put16(ip + 2, ip_len);
-		put16(ip + 10, 0);
-		put16(ip + 10, static_cast<uint16_t>(~inet_fold(inet_sum(ip, 20))));
-	} else {
-		put16(ip + 4, ip_len - 40);
-	}
+	fix_ip(out, p.l3, p.l3_off);
+	fix_ip(out, outer.l3, outer.off);
 	if (push)
 		out[p.l4_off + 13] |= kTcpPsh;
 	return out;

@@ -25,21 +25,30 @@ struct GroLimits {
 	uint32_t pbuf_size = 1; // bytes per payload buffer
 };
 
+// The outer IP header of an IP-in-IP frame (l3 None: not a tunnel).
+struct GroOuter {
+	L3 l3 = L3::None;
+	size_t off = 0;
+};
+
 // A frame as GRO sees it. coalescible: a TCP segment with payload that
 // may join an aggregate (checksums good, ACK with at most PSH, ECE and
 // CWR, IPv4 without options or IPv6 with at most hop-by-hop and
-// destination options headers). opens: it may also start one (no PSH).
+// destination options headers, possibly inside IPv4 or IPv6 without
+// options). opens: it may also start one (no PSH).
 struct GroSegment {
 	bool coalescible = false, opens = false, push = false;
 	uint32_t seq = 0;
-	uint16_t ip_id = 0;
-	size_t hdr_len = 0, pay_len = 0; // headers end / TCP payload bytes
+	uint16_t ip_id = 0, outer_id = 0; // IPv4 IDs (p's header, the tunnel's)
+	size_t hdr_len = 0, pay_len = 0;  // headers end / TCP payload bytes
 	// The headers with the fields that may differ between segments of
 	// one aggregate zeroed: IPv4 total length, ID and header checksum,
-	// IPv6 payload length, TCP sequence number, PSH, window, checksum.
+	// IPv6 payload length (of both IP headers of a tunnel), TCP sequence
+	// number, PSH, window, checksum.
 	std::vector<uint8_t> key;
 };
-GroSegment gro_segment(const uint8_t *frame, size_t len, const Parsed &p, bool csum_ok);
+GroSegment gro_segment(const uint8_t *frame, size_t len, const Parsed &p, bool csum_ok,
+		       const GroOuter &outer = {});
 
 // IPv6 with TCP behind hop-by-hop and destination options headers (at
 // most 4; Linux's GRO takes these too), which parse_frame() leaves
@@ -48,17 +57,27 @@ GroSegment gro_segment(const uint8_t *frame, size_t len, const Parsed &p, bool c
 // (routing or fragment header, no TCP, truncated).
 bool gro_ipv6_ext_tcp(const uint8_t *frame, const Parsed &wire, Parsed &p);
 
+// IP-in-IP (IPv4 or IPv6 inside IPv4 without options or IPv6, the inner
+// one as gro_segment() takes it, TCP inside), which parse_frame() leaves
+// without L4: p becomes wire with the inner IP and TCP headers found
+// (l3, l3_off, addresses, ipv4_csum_ok of both, l4, ...), outer says
+// where the outer header is. false, p and outer untouched, otherwise.
+bool gro_tunnel_tcp(const uint8_t *frame, const Parsed &wire, Parsed &p, GroOuter &outer);
+
 // One open aggregate: the first segment's headers, then every segment's
 // payload back to back.
 struct GroAggregate {
-	Parsed p;	  // the first segment's, TCP found behind IPv6 extension headers
-	Parsed wire;	  // the first segment's as the NIC's parser saw it
-	bool ext = false; // IPv6 extension headers before TCP (p != wire)
+	Parsed p;	     // the first segment's; of a tunnel: the inner IP header's
+	Parsed wire;	     // the first segment's as the NIC's parser saw it
+	GroOuter outer;	     // the tunnel's outer IP header
+	bool deeper = false; // TCP behind IPv6 extension headers or IP-in-IP (p != wire)
 	std::vector<uint8_t> key, frame;
 	size_t hdr_len = 0;
 	uint32_t next_seq = 0, gso_size = 0, segs = 0;
-	uint16_t last_id = 0;
-	int id_step = -1; // IPv4 ID step between segments: -1 not known yet, 0 or 1
+	// IPv4 IDs, [0] p's header, [1] the tunnel's: the last segment's, and
+	// the step between segments (-1 not known yet, 0 or 1).
+	std::array<uint16_t, 2> last_id{};
+	std::array<int, 2> id_step{-1, -1};
 	uint32_t hash = 0;
 	uint32_t flow = 0; // gro_flow_hash() of its addresses and ports
 	bool hashed = false, push = false;

@@ -103,7 +103,8 @@ bool Nic::rx_frame(const std::vector<uint8_t> &frame)
 	}
 	RxFrame f(frame);
 	rx_classify(f);
-	const bool tcp_maybe = f.p.l4 == L4::Tcp || (f.p.l3 == L3::Ipv6 && f.p.l4 == L4::None);
+	// TCP, or IP the parser left without L4: TCP may be further in (rx_gro).
+	const bool tcp_maybe = f.p.l4 == L4::Tcp || (f.p.l3 != L3::None && f.p.l4 == L4::None);
 	if (rx_gro_on() && tcp_maybe && q_[f.qi]->rx_on)
 		return rx_gro(f);
 	return rx_deliver(f);

@@ -2,9 +2,9 @@
 // Hardware GRO in the NIC's receive path: a TCP segment joins its flow's
 // open aggregate or opens one; everything else of that flow first flushes
 // the flow's aggregate, so the host never sees a flow's bytes reordered.
-// IPv6 frames whose TCP header follows extension headers (which the
-// parser leaves without L4) are looked at too: hop-by-hop and
-// destination options headers coalesce when equal, as in Linux.
+// Frames whose TCP header the parser does not find are looked at too:
+// IPv6 hop-by-hop and destination options headers, and IP-in-IP
+// tunnels, coalesce when equal, as in Linux.
 // Frames of other flows pass open aggregates (as on real NICs), but an
 // aggregate never overtakes a frame of its own flow. Flushes: the
 // aggregate is full or the next segment would not fit (GRO_MAX_SEGS,
@@ -33,11 +33,13 @@ bool Nic::rx_gro(RxFrame &f)
 {
 	Queue &q = *q_[f.qi];
 	Parsed p = f.p;
-	const bool ext = f.p.l4 != L4::Tcp;
-	if (ext && !gro_ipv6_ext_tcp(f.data.data(), f.p, p))
+	GroOuter outer;
+	const bool deeper = f.p.l4 != L4::Tcp;
+	if (deeper && !gro_ipv6_ext_tcp(f.data.data(), f.p, p) &&
+	    !gro_tunnel_tcp(f.data.data(), f.p, p, outer))
 		return rx_deliver(f);
-	const bool csum_ok = ext ? l4_csum_ok(f.data.data(), p) : rx_csum_ok(f);
-	const GroSegment seg = gro_segment(f.data.data(), f.len(), p, csum_ok);
+	const bool csum_ok = deeper ? l4_csum_ok(f.data.data(), p) : rx_csum_ok(f);
+	const GroSegment seg = gro_segment(f.data.data(), f.len(), p, csum_ok, outer);
 	const GroLimits lim{gro_max_segs_, gro_max_bytes_,
 			    std::min<uint32_t>(DMS_NIC_GRO_MAX_BUFS, q.pbufs()),
 			    q.rx_cfg.pbuf_size};
@@ -61,7 +63,8 @@ bool Nic::rx_gro(RxFrame &f)
 	GroAggregate first;
 	first.p = p;
 	first.wire = f.p;
-	first.ext = ext;
+	first.outer = outer;
+	first.deeper = deeper;
 	const size_t bytes = seg.hdr_len + seg.pay_len;
 	if (!seg.opens || !first.room_for(bytes, lim))
 		return rx_deliver(f);
@@ -91,10 +94,11 @@ void Nic::rx_gro_flush(unsigned qi, int i, const char *why)
 	GroAggregate a = q.gro.take(i);
 	const std::vector<uint8_t> frame = a.finish();
 	RxFrame f(frame);
-	// Frames with IPv6 extension headers do not split (see Receive); one
-	// such segment goes on as it came, without L4 type and checksum.
-	f.p = a.ext && a.segs == 1 ? a.wire : a.p;
-	if (a.ext)
+	// Frames with IPv6 extension headers or IP-in-IP do not split (see
+	// Receive); one such segment goes on as it came, without L4 type and
+	// checksum. A coalesced one reports the (inner) IP version and TCP.
+	f.p = a.deeper && a.segs == 1 ? a.wire : a.p;
+	if (a.deeper)
 		f.p.split_off = 0;
 	f.p.l3_end = frame.size();
 	f.qi = qi;
