@@ -28,12 +28,13 @@ MODULE_PARM_DESC(gro_hw_usecs,
 		 "hardware GRO flush timeout in microseconds (at most 10000)");
 
 /*
- * How long an aggregate may stay open while other flows keep its queue
- * busy. A TCG guest takes tens of milliseconds to send a segment for each
- * of hundreds of flows (gro_hw.py holds 512 open), so this too is far
- * above a real NIC's.
+ * How long an aggregate may stay open while other TCP traffic keeps its
+ * queue busy; 0 (default): 16 flush timeouts. Longer ages let gro_hw.py's
+ * 512 flows wait for their second segments, but also hold a quiet flow's
+ * aggregate as long while, say, an ssh session keeps the queue busy
+ * (gro.py's data_burst then coalesces across its 100 ms gap).
  */
-static unsigned int gro_hw_age_usecs = 500000;
+static unsigned int gro_hw_age_usecs;
 module_param(gro_hw_age_usecs, uint, 0444);
 MODULE_PARM_DESC(gro_hw_age_usecs,
 		 "hardware GRO: longest an aggregate stays open, in microseconds (at most 1000000; 0: 16 flush timeouts)");
