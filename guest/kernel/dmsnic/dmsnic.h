@@ -29,6 +29,7 @@
 #define _DMSNIC_H_
 
 #include <linux/dim.h>
+#include <linux/if_vlan.h>
 #include <linux/interrupt.h>
 #include <linux/netdevice.h>
 #include <linux/pci.h>
@@ -36,6 +37,7 @@
 #include <linux/workqueue.h>
 #include <net/netdev_queues.h>
 #include <net/netmem.h>
+#include <net/xdp.h>
 
 #include <devmemsim/nic_desc.h>
 #include <devmemsim/nic_regs.h>
@@ -47,6 +49,17 @@
 #define DMSNIC_HDS_THRESH_MAX	256
 /* Headers copied out of a payload buffer when a frame was not split. */
 #define DMSNIC_RX_COPY_MAX	256
+
+/*
+ * With an XDP program attached every RX buffer (header and payload) is a
+ * page: XDP headroom, the bytes the device may write, and room for the
+ * skb_shared_info that holds a multi-buffer frame's frags (or the skb's
+ * when XDP_PASS builds one around the page).
+ */
+#define DMSNIC_XDP_BUF_LEN	(PAGE_SIZE - XDP_PACKET_HEADROOM - \
+				 SKB_DATA_ALIGN(sizeof(struct skb_shared_info)))
+/* A single-buffer XDP program sees whole frames: one payload buffer. */
+#define DMSNIC_XDP_SB_MTU_MAX	(DMSNIC_XDP_BUF_LEN - VLAN_ETH_HLEN)
 
 #define DMSNIC_RING_DEFAULT	1024
 #define DMSNIC_RING_MIN		64
@@ -64,7 +77,16 @@
 
 struct dmsnic_hbuf {
 	struct page *page;	/* NULL: slot not posted */
-	u32 offset;
+	u32 offset;		/* where the device writes */
+};
+
+/*
+ * The frame an XDP program runs on, and the SOP completion it came with
+ * (the metadata kfuncs read the hash from it).
+ */
+struct dmsnic_xdp_buff {
+	struct xdp_buff xdp;	/* first: the kfuncs get it as their ctx */
+	struct dms_rx_cmpl sop;
 };
 
 /*
@@ -90,6 +112,12 @@ struct dmsnic_rx_ring {
 
 	u32 size;		/* entries in each of the three rings */
 	u32 buf_size;		/* bytes per payload buffer (rx-page-size) */
+	/* Buffer layout: XDP's (DMSNIC_XDP_BUF_LEN) or the plain one. */
+	bool xdp;
+	u32 buf_off;		/* headroom before what the device writes */
+	u32 hbuf_alloc;		/* bytes a header buffer takes from its page */
+	u32 hbuf_len;		/* bytes the device may write to a buffer */
+	u32 pbuf_len;
 	u32 hbuf_tail;		/* next slot to post (free running) */
 	u32 hbuf_posted;
 	u32 pbuf_tail;
@@ -105,10 +133,16 @@ struct dmsnic_rx_ring {
 	u16 sop_gro_segs;	/* hardware GRO: segments coalesced, or 0 */
 	u16 sop_gso_size;
 	bool in_frame;
+
+	/* XDP layout: the frame being assembled, if it has a first buffer. */
+	struct xdp_rxq_info xdp_rxq;
+	struct dmsnic_xdp_buff xb;
+	bool xdp_building;
 };
 
 struct dmsnic_tx_buf {
 	struct sk_buff *skb;	/* on the EOP slot of a frame */
+	struct xdp_frame *xdpf;	/* or this: XDP_TX, ndo_xdp_xmit */
 	DEFINE_DMA_UNMAP_ADDR(dma);
 	DEFINE_DMA_UNMAP_LEN(len);
 	bool single;		/* linear part: dma_map_single() */
@@ -147,10 +181,12 @@ struct dmsnic_rx_stats {
 	struct u64_stats_sync syncp;
 };
 
-/* Written by ndo_start_xmit. */
+/* Written under the TX queue's lock: ndo_start_xmit, ndo_xdp_xmit. */
 struct dmsnic_tx_stats {
 	u64 drops;
 	u64 stops;
+	u64 xdp_xmit;		/* frames redirected to this device */
+	u64 xdp_xmit_errors;	/* ... that found no room (or the ring down) */
 	struct u64_stats_sync syncp;
 };
 
@@ -165,6 +201,18 @@ struct dmsnic_txc_stats {
 	u64 errors;		/* DMS_TX_C_ERR: the device dropped the frame */
 	u64 wakes;
 	u64 bad_cmpl;		/* completions naming no frame in flight */
+	struct u64_stats_sync syncp;
+};
+
+/* XDP verdicts of the frames an RX queue received; written by NAPI. */
+struct dmsnic_xdp_stats {
+	u64 pass;
+	u64 drop;
+	u64 tx;
+	u64 tx_errors;		/* XDP_TX that could not be queued: dropped */
+	u64 redirect;
+	u64 redirect_errors;
+	u64 aborted;		/* XDP_ABORTED and unknown verdicts */
 	struct u64_stats_sync syncp;
 };
 
@@ -190,6 +238,10 @@ struct dmsnic_qp {
 	/* IRQ and NAPI instance held: false after a failed fault restart. */
 	bool hw_up;
 
+	/* This NAPI run queued XDP_TX frames / redirected frames. */
+	bool xdp_tx_pending;
+	bool xdp_redirected;
+
 	/* Adaptive RX moderation: net_dim's state and its event counter. */
 	struct dim rx_dim;
 	u16 dim_events;
@@ -198,6 +250,7 @@ struct dmsnic_qp {
 	struct dmsnic_rx_stats rx_stats;
 	struct dmsnic_tx_stats tx_stats;
 	struct dmsnic_txc_stats txc_stats;
+	struct dmsnic_xdp_stats xdp_stats;
 	struct dmsnic_qp_stats qp_stats;
 } ____cacheline_aligned_in_smp;
 
@@ -243,8 +296,10 @@ struct dmsnic_priv {
 	struct work_struct fault_work;
 	u32 rx_ring_size;
 	u32 tx_ring_size;
-	bool hds;		/* header split on */
+	bool hds;		/* header split on (unless single-buffer XDP) */
 	u32 hds_thresh;
+	/* Written under RTNL and the instance lock, read by NAPI. */
+	struct bpf_prog *xdp_prog;
 	struct dmsnic_coal coal;
 
 	u32 rss_indir[DMS_NIC_RSS_INDIR_SIZE];
@@ -300,6 +355,16 @@ int dmsnic_rx_alloc(struct dmsnic_priv *priv, struct dmsnic_rx_ring *rx,
 		    bool rings);
 void dmsnic_rx_free_ring(struct dmsnic_priv *priv, struct dmsnic_rx_ring *rx);
 void dmsnic_rx_count_drop(struct dmsnic_qp *qp);
+void dmsnic_rx_take_bufs(struct dmsnic_qp *qp, const struct dms_rx_cmpl *c,
+			 u16 flags, struct dmsnic_hbuf *hb, bool *have_hb,
+			 netmem_ref *netmem);
+void dmsnic_rx_meta(struct dmsnic_qp *qp, struct sk_buff *skb,
+		    const struct dms_rx_cmpl *c, u16 flags);
+u32 dmsnic_tx_unused(const struct dmsnic_tx_ring *tx);
+void dmsnic_tx_desc(struct dmsnic_tx_ring *tx, u32 idx, dma_addr_t dma,
+		    u32 len, u16 flags);
+void dmsnic_tx_unmap(struct device *dev, struct dmsnic_tx_buf *buf);
+void dmsnic_tx_doorbell(struct dmsnic_qp *qp);
 int dmsnic_tx_alloc(struct dmsnic_priv *priv, struct dmsnic_tx_ring *tx,
 		    u32 size);
 u32 dmsnic_tx_drain(struct dmsnic_priv *priv, struct dmsnic_tx_ring *tx);
@@ -323,6 +388,21 @@ extern const struct netdev_queue_mgmt_ops dmsnic_queue_mgmt_ops;
 
 /* dmsnic_ethtool.c */
 extern const struct ethtool_ops dmsnic_ethtool_ops;
+
+/* dmsnic_xdp.c */
+bool dmsnic_hds_on(const struct dmsnic_priv *priv);
+bool dmsnic_xdp_sb(const struct dmsnic_priv *priv);
+int dmsnic_xdp_rx_reg(struct dmsnic_priv *priv, struct dmsnic_rx_ring *rx,
+		      int idx);
+void dmsnic_xdp_rx_abort(struct dmsnic_rx_ring *rx);
+void dmsnic_xdp_rx_free(struct dmsnic_rx_ring *rx);
+int dmsnic_xdp_rx_one(struct dmsnic_qp *qp, const struct dms_rx_cmpl *c);
+void dmsnic_xdp_flush(struct dmsnic_qp *qp);
+void dmsnic_xdp_tx_free(struct dmsnic_tx_buf *buf);
+int dmsnic_bpf(struct net_device *netdev, struct netdev_bpf *bpf);
+int dmsnic_xdp_xmit(struct net_device *netdev, int n,
+		    struct xdp_frame **frames, u32 flags);
+void dmsnic_xdp_init_netdev(struct net_device *netdev);
 
 /* dmsnic_stats.c */
 void dmsnic_get_stats64(struct net_device *netdev,

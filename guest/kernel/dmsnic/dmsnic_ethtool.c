@@ -57,6 +57,18 @@ static const struct dmsnic_stat dmsnic_txc_stats[] = {
 static const struct dmsnic_stat dmsnic_txq_stats[] = {
 	DMSNIC_STAT("drops", tx_stats.drops),
 	DMSNIC_STAT("stops", tx_stats.stops),
+	DMSNIC_STAT("xdp_xmit", tx_stats.xdp_xmit),
+	DMSNIC_STAT("xdp_xmit_errors", tx_stats.xdp_xmit_errors),
+};
+
+static const struct dmsnic_stat dmsnic_xdp_stats[] = {
+	DMSNIC_STAT("xdp_pass", xdp_stats.pass),
+	DMSNIC_STAT("xdp_drop", xdp_stats.drop),
+	DMSNIC_STAT("xdp_tx", xdp_stats.tx),
+	DMSNIC_STAT("xdp_tx_errors", xdp_stats.tx_errors),
+	DMSNIC_STAT("xdp_redirect", xdp_stats.redirect),
+	DMSNIC_STAT("xdp_redirect_errors", xdp_stats.redirect_errors),
+	DMSNIC_STAT("xdp_aborted", xdp_stats.aborted),
 };
 
 static const struct dmsnic_stat dmsnic_txw_stats[] = {
@@ -81,6 +93,8 @@ static const struct dmsnic_stat dmsnic_qp_stats[] = {
 static const struct dmsnic_stat_group dmsnic_stat_groups[] = {
 	{ "rx", dmsnic_rxq_stats, ARRAY_SIZE(dmsnic_rxq_stats),
 	  DMSNIC_SYNCP(rx_stats) },
+	{ "rx", dmsnic_xdp_stats, ARRAY_SIZE(dmsnic_xdp_stats),
+	  DMSNIC_SYNCP(xdp_stats) },
 	{ "tx", dmsnic_txc_stats, ARRAY_SIZE(dmsnic_txc_stats),
 	  DMSNIC_SYNCP(txc_stats) },
 	{ "tx", dmsnic_txq_stats, ARRAY_SIZE(dmsnic_txq_stats),
@@ -171,8 +185,9 @@ static void dmsnic_get_ringparam(struct net_device *netdev,
 	ring->tx_max_pending = DMSNIC_RING_MAX;
 	ring->rx_pending = priv->rx_ring_size;
 	ring->tx_pending = priv->tx_ring_size;
-	kring->tcp_data_split = priv->hds ? ETHTOOL_TCP_DATA_SPLIT_ENABLED :
-					    ETHTOOL_TCP_DATA_SPLIT_DISABLED;
+	kring->tcp_data_split = dmsnic_hds_on(priv) ?
+				ETHTOOL_TCP_DATA_SPLIT_ENABLED :
+				ETHTOOL_TCP_DATA_SPLIT_DISABLED;
 	kring->hds_thresh = priv->hds_thresh;
 	kring->hds_thresh_max = DMSNIC_HDS_THRESH_MAX;
 }

@@ -87,7 +87,7 @@ void dmsnic_write_rx_ctrl(struct dmsnic_priv *priv, netdev_features_t features)
 {
 	u32 ctrl = DMS_NIC_RX_RSS;
 
-	if (priv->hds)
+	if (dmsnic_hds_on(priv))
 		ctrl |= DMS_NIC_RX_HDR_SPLIT;
 	if (features & NETIF_F_RXCSUM)
 		ctrl |= DMS_NIC_RX_CSUM;
@@ -267,6 +267,11 @@ static int dmsnic_change_mtu(struct net_device *netdev, int new_mtu)
 {
 	struct dmsnic_priv *priv = netdev_priv(netdev);
 
+	if (dmsnic_xdp_sb(priv) && new_mtu > DMSNIC_XDP_SB_MTU_MAX) {
+		netdev_err(netdev, "MTU %d is above %lu, the largest the attached single-buffer XDP program can see\n",
+			   new_mtu, DMSNIC_XDP_SB_MTU_MAX);
+		return -EINVAL;
+	}
 	/* Payload buffers are pages; longer frames span several of them. */
 	WRITE_ONCE(netdev->mtu, new_mtu);
 	dmsnic_wr32(priv, DMS_NIC_REG_MTU, new_mtu);
@@ -292,7 +297,8 @@ static netdev_features_t dmsnic_fix_features(struct net_device *netdev,
 			features |= NETIF_F_RXCSUM;
 		}
 	}
-	if (!(features & NETIF_F_RXCSUM))
+	/* XDP sees wire frames: no coalescing under a program. */
+	if (!(features & NETIF_F_RXCSUM) || priv->xdp_prog)
 		features &= ~NETIF_F_GRO_HW;
 	return features;
 }
@@ -337,6 +343,8 @@ static const struct net_device_ops dmsnic_netdev_ops = {
 	.ndo_get_stats64	= dmsnic_get_stats64,
 	.ndo_tx_timeout		= dmsnic_tx_timeout,
 	.ndo_validate_addr	= eth_validate_addr,
+	.ndo_bpf		= dmsnic_bpf,
+	.ndo_xdp_xmit		= dmsnic_xdp_xmit,
 };
 
 static void dmsnic_read_mac(struct dmsnic_priv *priv)
@@ -509,6 +517,7 @@ static void dmsnic_init_netdev(struct dmsnic_priv *priv)
 			      NETIF_F_RXCSUM | NETIF_F_RXHASH | NETIF_F_NTUPLE |
 			      NETIF_F_GRO_HW;
 	dmsnic_init_gso(priv);
+	dmsnic_xdp_init_netdev(netdev);
 	netdev->features = netdev->hw_features;
 	netdev->vlan_features = NETIF_F_SG;
 	netdev->min_mtu = ETH_MIN_MTU;

@@ -72,7 +72,8 @@ static void dmsnic_rx_rewind_pbufs(struct dmsnic_rx_ring *rx)
 		rx->pbufs[i] = 0;
 		rx->pbufs[w] = netmem;
 		rx->pbuf_ring[w].addr =
-			cpu_to_le64(page_pool_get_dma_addr_netmem(netmem));
+			cpu_to_le64(page_pool_get_dma_addr_netmem(netmem) +
+				    rx->buf_off);
 		rx->pbuf_ring[w].id = cpu_to_le16(w);
 		w++;
 	}
@@ -92,6 +93,7 @@ static void dmsnic_rx_rewind(struct dmsnic_qp *qp)
 	if (rx->in_frame) {
 		dev_kfree_skb_any(rx->skb);
 		rx->skb = NULL;
+		dmsnic_xdp_rx_abort(rx);
 		rx->in_frame = false;
 		dmsnic_rx_count_drop(qp);
 	}
@@ -126,8 +128,8 @@ static int dmsnic_rx_hw_start(struct dmsnic_qp *qp)
 	dmsnic_q_wr64(qp, DMS_NIC_RXQ_HBUF_BASE_LO, rx->hbuf_dma);
 	dmsnic_q_wr64(qp, DMS_NIC_RXQ_PBUF_BASE_LO, rx->pbuf_dma);
 	dmsnic_q_wr64(qp, DMS_NIC_RXQ_CMPL_BASE_LO, rx->cmpl_dma);
-	dmsnic_q_wr32(qp, DMS_NIC_RXQ_HBUF_SIZE, DMSNIC_HDR_BUF_SIZE);
-	dmsnic_q_wr32(qp, DMS_NIC_RXQ_PBUF_SIZE, rx->buf_size);
+	dmsnic_q_wr32(qp, DMS_NIC_RXQ_HBUF_SIZE, rx->hbuf_len);
+	dmsnic_q_wr32(qp, DMS_NIC_RXQ_PBUF_SIZE, rx->pbuf_len);
 	err = dmsnic_q_enable(qp, DMS_NIC_RXQ_CTRL, "rx");
 	if (err)
 		return err;

@@ -15,8 +15,6 @@
 
 #include "dmsnic.h"
 
-#define DMSNIC_HBUFS_PER_PAGE	(PAGE_SIZE / DMSNIC_HDR_BUF_SIZE)
-
 struct device *dmsnic_dma_dev(const struct dmsnic_priv *priv)
 {
 	return &priv->pdev->dev;
@@ -60,10 +58,14 @@ static struct dms_tx_cmpl *dmsnic_tx_cmpl_next(const struct dmsnic_tx_ring *tx)
  * dma-buf binding) supply the pool's buffers: the driver then never reads
  * them and the core skips the CPU syncs. Only the payload pool may set it,
  * and only with header split on, so that headers stay in host memory.
+ * In the XDP layout XDP_TX sends the pages back out, and the device writes
+ * a payload buffer after the XDP headroom.
  */
 static struct page_pool *dmsnic_create_pp(struct dmsnic_priv *priv,
+					  const struct dmsnic_rx_ring *rx,
 					  u32 pool_size, int idx,
-					  unsigned int order, bool unreadable)
+					  unsigned int order, bool payload,
+					  bool unreadable)
 {
 	struct page_pool_params pp = {
 		.order = order,
@@ -72,13 +74,35 @@ static struct page_pool *dmsnic_create_pp(struct dmsnic_priv *priv,
 		.pool_size = pool_size,
 		.nid = dev_to_node(dmsnic_dma_dev(priv)),
 		.dev = dmsnic_dma_dev(priv),
-		.dma_dir = DMA_FROM_DEVICE,
-		.max_len = PAGE_SIZE << order,
+		.dma_dir = rx->xdp ? DMA_BIDIRECTIONAL : DMA_FROM_DEVICE,
+		.offset = payload ? rx->buf_off : 0,
+		.max_len = payload ? rx->pbuf_len : PAGE_SIZE << order,
 		.netdev = priv->netdev,
 		.queue_idx = idx,
 	};
 
 	return page_pool_create(&pp);
+}
+
+/* Where the device writes RX buffers: XDP needs headroom and tailroom. */
+static void dmsnic_rx_layout(struct dmsnic_priv *priv,
+			     struct dmsnic_rx_ring *rx, u32 page_size)
+{
+	rx->xdp = !!priv->xdp_prog;
+	if (rx->xdp) {
+		/* No memory provider is bound while XDP is attached. */
+		rx->buf_size = PAGE_SIZE;
+		rx->buf_off = XDP_PACKET_HEADROOM;
+		rx->hbuf_alloc = PAGE_SIZE;
+		rx->hbuf_len = DMSNIC_XDP_BUF_LEN;
+		rx->pbuf_len = DMSNIC_XDP_BUF_LEN;
+		return;
+	}
+	rx->buf_size = page_size;
+	rx->buf_off = 0;
+	rx->hbuf_alloc = DMSNIC_HDR_BUF_SIZE;
+	rx->hbuf_len = DMSNIC_HDR_BUF_SIZE;
+	rx->pbuf_len = page_size;
 }
 
 /* Post header buffers up to a full ring; false if the pool ran dry. */
@@ -99,12 +123,13 @@ static bool dmsnic_rx_post_hbufs(struct dmsnic_rx_ring *rx, gfp_t gfp)
 		if (hb->page)
 			break;
 		page = page_pool_alloc_frag(rx->hdr_pp, &offset,
-					    DMSNIC_HDR_BUF_SIZE, gfp);
+					    rx->hbuf_alloc, gfp);
 		if (!page)
 			return false;
 		hb->page = page;
-		hb->offset = offset;
-		d->addr = cpu_to_le64(page_pool_get_dma_addr(page) + offset);
+		hb->offset = offset + rx->buf_off;
+		d->addr = cpu_to_le64(page_pool_get_dma_addr(page) +
+				      hb->offset);
 		d->id = cpu_to_le16(slot);
 		rx->hbuf_tail++;
 		rx->hbuf_posted++;
@@ -127,7 +152,8 @@ static bool dmsnic_rx_post_pbufs(struct dmsnic_rx_ring *rx, gfp_t gfp)
 		if (!netmem)
 			return false;
 		rx->pbufs[slot] = netmem;
-		d->addr = cpu_to_le64(page_pool_get_dma_addr_netmem(netmem));
+		d->addr = cpu_to_le64(page_pool_get_dma_addr_netmem(netmem) +
+				      rx->buf_off);
 		d->id = cpu_to_le16(slot);
 		rx->pbuf_tail++;
 		rx->pbuf_posted++;
@@ -206,6 +232,7 @@ void dmsnic_rx_free_ring(struct dmsnic_priv *priv, struct dmsnic_rx_ring *rx)
 	u32 i;
 
 	dev_kfree_skb_any(rx->skb);
+	dmsnic_xdp_rx_free(rx);
 	for (i = 0; rx->hbufs && i < rx->size; i++)
 		if (rx->hbufs[i].page)
 			page_pool_put_page(rx->hdr_pp, rx->hbufs[i].page, -1,
@@ -244,24 +271,28 @@ int dmsnic_rx_alloc(struct dmsnic_priv *priv, struct dmsnic_rx_ring *rx,
 	struct page_pool *pp;
 	int err;
 
-	pp = dmsnic_create_pp(priv, DIV_ROUND_UP(size, DMSNIC_HBUFS_PER_PAGE),
-			      idx, 0, false);
+	/* Payload buffers are rx-page-size (a devmem binding may ask for
+	 * more than a page), one page-pool allocation each.
+	 */
+	dmsnic_rx_layout(priv, rx, qcfg->rx_page_size);
+	pp = dmsnic_create_pp(priv, rx,
+			      DIV_ROUND_UP(size, PAGE_SIZE / rx->hbuf_alloc),
+			      idx, 0, false, false);
 	if (IS_ERR(pp))
 		return PTR_ERR(pp);
 	rx->hdr_pp = pp;
 
-	/* Payload buffers are rx-page-size (a devmem binding may ask for
-	 * more than a page), one page-pool allocation each.
-	 */
-	rx->buf_size = qcfg->rx_page_size;
-	pp = dmsnic_create_pp(priv, size, idx, get_order(rx->buf_size),
-			      priv->hds &&
+	pp = dmsnic_create_pp(priv, rx, size, idx, get_order(rx->buf_size),
+			      true, priv->hds &&
 			      netif_rxq_has_unreadable_mp(priv->netdev, idx));
 	if (IS_ERR(pp)) {
 		err = PTR_ERR(pp);
 		goto err_free;
 	}
 	rx->pay_pp = pp;
+	err = dmsnic_xdp_rx_reg(priv, rx, idx);
+	if (err)
+		goto err_free;
 
 	if (!rings)
 		return 0;
@@ -364,8 +395,8 @@ static bool dmsnic_rx_add_frag(struct dmsnic_qp *qp, struct sk_buff *skb,
 	return true;
 }
 
-static void dmsnic_rx_meta(struct dmsnic_qp *qp, struct sk_buff *skb,
-			   const struct dms_rx_cmpl *c, u16 flags)
+void dmsnic_rx_meta(struct dmsnic_qp *qp, struct sk_buff *skb,
+		    const struct dms_rx_cmpl *c, u16 flags)
 {
 	netdev_features_t features = qp->priv->netdev->features;
 	u16 info = le16_to_cpu(c->info);
@@ -536,10 +567,9 @@ static void dmsnic_rx_start_frame(struct dmsnic_qp *qp,
  * *netmem say which ones it had. A completion naming a buffer that is not
  * posted, or a payload longer than the buffer, is the device's bug: warn.
  */
-static void dmsnic_rx_take_bufs(struct dmsnic_qp *qp,
-				const struct dms_rx_cmpl *c, u16 flags,
-				struct dmsnic_hbuf *hb, bool *have_hb,
-				netmem_ref *netmem)
+void dmsnic_rx_take_bufs(struct dmsnic_qp *qp, const struct dms_rx_cmpl *c,
+			 u16 flags, struct dmsnic_hbuf *hb, bool *have_hb,
+			 netmem_ref *netmem)
 {
 	struct dmsnic_rx_ring *rx = &qp->rx;
 	u32 pay_len = le32_to_cpu(c->pay_len);
@@ -572,6 +602,8 @@ static int dmsnic_rx_one(struct dmsnic_qp *qp, const struct dms_rx_cmpl *c)
 	struct sk_buff *skb;
 	bool have_hb;
 
+	if (rx->xdp)
+		return dmsnic_xdp_rx_one(qp, c);
 	dmsnic_rx_take_bufs(qp, c, flags, &hb, &have_hb, &netmem);
 	if (flags & DMS_RX_F_SOP) {
 		dmsnic_rx_start_frame(qp, c, flags, &hb, &have_hb, &netmem);
@@ -626,6 +658,7 @@ static int dmsnic_rx_clean(struct dmsnic_qp *qp, int budget, bool *starved)
 	if (rx->cmpl_head != start)
 		dmsnic_q_wr32(qp, DMS_NIC_RXQ_CMPL_HEAD,
 			      rx->cmpl_head & (rx->size - 1));
+	dmsnic_xdp_flush(qp);
 
 	*starved = !dmsnic_rx_refill(qp);
 	return frames;
@@ -634,12 +667,12 @@ static int dmsnic_rx_clean(struct dmsnic_qp *qp, int budget, bool *starved)
 /* ---- TX ---- */
 
 /* Descriptors xmit may still fill (one slot stays empty). */
-static u32 dmsnic_tx_unused(const struct dmsnic_tx_ring *tx)
+u32 dmsnic_tx_unused(const struct dmsnic_tx_ring *tx)
 {
 	return tx->size - 1 - (READ_ONCE(tx->tail) - READ_ONCE(tx->head));
 }
 
-static void dmsnic_tx_unmap(struct device *dev, struct dmsnic_tx_buf *buf)
+void dmsnic_tx_unmap(struct device *dev, struct dmsnic_tx_buf *buf)
 {
 	dma_addr_t addr = dma_unmap_addr(buf, dma);
 	u32 len = dma_unmap_len(buf, len);
@@ -744,8 +777,8 @@ static void dmsnic_tx_wire(struct dmsnic_tx_buf *eop, const struct sk_buff *skb,
 	eop->wire_bytes = skb->len + (eop->segs - 1) * hdr_len;
 }
 
-static void dmsnic_tx_desc(struct dmsnic_tx_ring *tx, u32 idx, dma_addr_t dma,
-			   u32 len, u16 flags)
+void dmsnic_tx_desc(struct dmsnic_tx_ring *tx, u32 idx, dma_addr_t dma,
+		    u32 len, u16 flags)
 {
 	u32 slot = idx & (tx->size - 1);
 	struct dms_tx_desc *d = &tx->desc[slot];
@@ -761,7 +794,7 @@ static void dmsnic_tx_desc(struct dmsnic_tx_ring *tx, u32 idx, dma_addr_t dma,
  * defers it while the stack has more frames coming (xmit_more); every
  * path out of xmit that ends such a burst must ring it.
  */
-static void dmsnic_tx_doorbell(struct dmsnic_qp *qp)
+void dmsnic_tx_doorbell(struct dmsnic_qp *qp)
 {
 	struct dmsnic_tx_ring *tx = &qp->tx;
 
@@ -910,7 +943,7 @@ static bool dmsnic_tx_tag_valid(const struct dmsnic_tx_ring *tx, u32 head,
 				u32 tail, u16 tag)
 {
 	return tag < tx->size && ((tag - head) & (tx->size - 1)) < tail - head &&
-	       tx->bufs[tag].skb;
+	       (tx->bufs[tag].skb || tx->bufs[tag].xdpf);
 }
 
 struct dmsnic_tx_done {
@@ -949,6 +982,11 @@ static void dmsnic_tx_complete(struct dmsnic_qp *qp, u32 *head, u16 tag,
 		buf = &tx->bufs[slot];
 		dmsnic_tx_unmap(dmadev, buf);
 		(*head)++;
+		if (buf->xdpf && !err) {
+			done->ok_pkts++;
+			done->ok_bytes += buf->wire_bytes;
+		}
+		dmsnic_xdp_tx_free(buf);
 		if (!buf->skb)
 			continue;
 		done->pkts++;
@@ -1035,10 +1073,11 @@ u32 dmsnic_tx_drain(struct dmsnic_priv *priv, struct dmsnic_tx_ring *tx)
 		struct dmsnic_tx_buf *buf = &tx->bufs[tx->head & (tx->size - 1)];
 
 		dmsnic_tx_unmap(dev, buf);
-		if (buf->skb)
+		if (buf->skb || buf->xdpf)
 			frames++;
 		dev_kfree_skb_any(buf->skb);
 		buf->skb = NULL;
+		dmsnic_xdp_tx_free(buf);
 	}
 	tx->head = 0;
 	tx->tail = 0;
@@ -1203,6 +1242,7 @@ void dmsnic_qp_init(struct dmsnic_qp *qp)
 	u64_stats_init(&qp->rx_stats.syncp);
 	u64_stats_init(&qp->tx_stats.syncp);
 	u64_stats_init(&qp->txc_stats.syncp);
+	u64_stats_init(&qp->xdp_stats.syncp);
 	u64_stats_init(&qp->qp_stats.syncp);
 }
 
