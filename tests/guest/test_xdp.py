@@ -1,0 +1,283 @@
+"""Native XDP on dmsnic between two nodes (one boot): programs of
+dms_xdp.bpf.c (compiled here with clang -target bpf, one object per
+program) attached to node0's interface act on IPv4 UDP datagrams to port
+9999 that node1 sends, and pass everything else.
+
+- xdp-features and the RX metadata features the device advertises;
+- single-buffer XDP_DROP at MTU 1500: header split goes off while it is
+  attached, every test datagram is dropped and counted (rxN_xdp_drop,
+  qstats rx-packets), TCP through the same program (XDP_PASS) arrives
+  intact; a single-buffer program refuses MTU 9000 and tcp-data-split on;
+- XDP_TX (single buffer) and XDP_REDIRECT to the ingress device
+  (ndo_xdp_xmit) reflect datagrams back to node1, counted on both sides;
+- MTU 9000 with header split: a multi-buffer program passes 8000-byte
+  datagrams only if they arrived in several buffers (they all arrive,
+  intact), TCP arrives intact, and a multi-buffer XDP_TX reflects them."""
+
+import base64
+import json
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+import unittest
+from pathlib import Path
+
+from guestlib import TwoNodes, data_addr, kernel_complaints
+
+NAME = f"xdp-test-{os.getpid()}"
+SOURCE = Path(__file__).resolve().parent / "dms_xdp.bpf.c"
+PROGRAMS = {"DROP": "xdp", "TX": "xdp", "TX_MB": "xdp.frags", "REDIRECT": "xdp.frags",
+            "PASS_MB": "xdp.frags"}
+PORT = 9999
+NODE0, NODE1 = data_addr(0), data_addr(1)
+IF = "$(ls /sys/bus/pci/drivers/dmsnic/*/net/ | head -n1)"
+MiB = 1 << 20
+
+# node1: send N datagrams of SIZE random bytes to node0:PORT from one
+# connected socket, wait for each to come back; prints how many came back
+# intact.
+ECHO = r"""
+import os, socket, sys
+dst, n, size = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.connect((dst, %d))
+s.settimeout(3)
+ok = 0
+for _ in range(n):
+    data = os.urandom(size)
+    s.send(data)
+    try:
+        ok += s.recv(65536) == data
+    except socket.timeout:
+        pass
+print(ok)
+""" % PORT
+
+# node0: receive datagrams on PORT for SECONDS; prints the count and the
+# sha256 of each one's payload, in order.
+RECEIVE = r"""
+import hashlib, socket, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("", %d))
+s.settimeout(float(sys.argv[1]))
+open("/tmp/xdp-rx-ready", "w").close()
+got = []
+try:
+    while True:
+        got.append(hashlib.sha256(s.recv(65536)).hexdigest())
+except socket.timeout:
+    pass
+print(len(got), *got)
+""" % PORT
+
+# node1: send N datagrams of SIZE random bytes to node0:PORT; prints the
+# sha256 of each.
+SEND = r"""
+import hashlib, os, socket, sys, time
+dst, n, size = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+sums = []
+for _ in range(n):
+    data = os.urandom(size)
+    sums.append(hashlib.sha256(data).hexdigest())
+    s.sendto(data, (dst, %d))
+    time.sleep(0.01)
+print(*sums)
+""" % PORT
+
+# The interface's netdev attributes and device qstats through the kernel's
+# YNL library: {"dev": dev-get, "qstats": device qstats}.
+NETDEV = r"""
+import json, socket, sys
+sys.path.insert(0, "/opt/devmemsim/selftests/tools/net/ynl")
+from pyynl.lib import YnlFamily
+ynl = YnlFamily("/opt/devmemsim/selftests/Documentation/netlink/specs/netdev.yaml", schema="")
+idx = socket.if_nametoindex(sys.argv[1])
+print(json.dumps({"dev": ynl.do("dev-get", {"ifindex": idx}),
+                  "qstats": ynl.dump("qstats-get", {"ifindex": idx})[0]}, default=sorted))
+"""
+
+
+def compile_programs(out: Path) -> dict:
+    """{program: base64 of its BPF object}."""
+    objs = {}
+    for prog in PROGRAMS:
+        obj = out / f"{prog}.o"
+        subprocess.run(["clang", "-O2", "-g", "-target", "bpf", f"-DDMS_XDP_{prog}", "-c", str(SOURCE),
+                        "-o", str(obj)], check=True)
+        objs[prog] = base64.b64encode(obj.read_bytes()).decode()
+    return objs
+
+
+@unittest.skipIf(shutil.which("clang") is None, "no clang to build the XDP programs")
+class Xdp(TwoNodes):
+    NAME = NAME
+
+    @classmethod
+    def setUpClass(cls):
+        with tempfile.TemporaryDirectory() as tmp:
+            cls.objects = compile_programs(Path(tmp))
+        super().setUpClass()
+
+    @classmethod
+    def setup_nodes(cls):
+        cls.ifname = {n: cls.sh(n, f"echo {IF}").strip() for n in (0, 1)}
+        for prog, b64 in cls.objects.items():
+            cls.sh(0, f"echo {b64} | base64 -d > /tmp/{prog}.o")
+        cls.sh(0, f"cat > /tmp/xdp-rx.py <<'EOF'\n{RECEIVE}\nEOF")
+        # The sysctl exists with CONFIG_BPF_SYSCALL only.
+        if cls.sh(0, "cat /proc/sys/kernel/unprivileged_bpf_disabled", check=False) == "":
+            raise unittest.SkipTest("the guest kernel has no BPF syscall")
+
+    @classmethod
+    def tearDownClass(cls):
+        complaints = {n: kernel_complaints(cls.NAME, n) for n in (0, 1)}
+        super().tearDownClass()
+        assert complaints == {0: [], 1: []}, complaints
+
+    def attach(self, prog):
+        """Attach a program to node0's interface, replacing one attached."""
+        self.sh(0, f"ip -force link set dev {self.ifname[0]} xdpdrv obj /tmp/{prog}.o sec {PROGRAMS[prog]}")
+
+    def refused(self, node, command):
+        """Run command on the node; its output if it failed, else fail."""
+        out = self.sh(node, f"{command} 2>&1; echo rc=$?", check=False)
+        self.assertNotIn("rc=0\n", out, command)
+        return out
+
+    def detach(self):
+        self.sh(0, f"ip link set dev {self.ifname[0]} xdpdrv off")
+
+    def set_mtu(self, mtu):
+        for n in (0, 1):
+            self.sh(n, f"ip link set dev {self.ifname[n]} mtu {mtu}")
+
+    def ethtool_stats(self, node):
+        """ethtool -S: the per-queue XDP counters summed over the queues
+        (xdp_drop, ..., xdp_xmit) and the device's rx/tx packets."""
+        out = self.sh(node, f"ethtool -S {self.ifname[node]}")
+        totals = {}
+        for kind, name, value in re.findall(r"^\s*(rx|tx)\d+_(xdp_\w+|packets):\s*(\d+)\s*$", out, re.M):
+            key = name if name.startswith("xdp") else f"{kind}_{name}"
+            totals[key] = totals.get(key, 0) + int(value)
+        return totals
+
+    def delta(self, before, after):
+        return {k: after[k] - before.get(k, 0) for k in after}
+
+    def netdev(self, node):
+        return json.loads(self.sh(node, f"python3 - {self.ifname[node]} <<'EOF'\n{NETDEV}\nEOF"))
+
+    def header_split(self):
+        out = self.sh(0, f"ethtool -g {self.ifname[0]}")
+        return re.search(r"TCP data split:\s*(\S+)", out).group(1)
+
+    def echo(self, n, size):
+        out = self.sh(1, f"python3 - {NODE0} {n} {size} <<'EOF'\n{ECHO}\nEOF", timeout=300)
+        return int(out.strip())
+
+    def send_datagrams(self, n, size, seconds=5):
+        """n datagrams node1 -> node0:PORT; (sha256s sent, sha256s received)."""
+        self.sh(0, "rm -f /tmp/xdp-rx-ready /tmp/xdp-rx; "
+                   f"nohup sh -c 'python3 /tmp/xdp-rx.py {seconds} >/tmp/xdp-rx.tmp; "
+                   "mv /tmp/xdp-rx.tmp /tmp/xdp-rx' >/dev/null 2>&1 & "
+                   "for i in $(seq 100); do [ -e /tmp/xdp-rx-ready ] && break; sleep 0.1; done")
+        sent = self.sh(1, f"python3 - {NODE0} {n} {size} <<'EOF'\n{SEND}\nEOF", timeout=300).split()
+        got = self.sh(0, "for i in $(seq 600); do [ -e /tmp/xdp-rx ] && break; sleep 0.2; done; cat /tmp/xdp-rx",
+                      timeout=300).split()
+        self.assertEqual(int(got[0]), len(got) - 1)
+        return sent, got[1:]
+
+    def tcp_transfer(self, nbytes, port):
+        """nbytes node1 -> node0 over TCP; (sha256 sent, sha256 received)."""
+        self.sh(0, f"rm -f /tmp/rx; nohup socat -u TCP4-LISTEN:{port},reuseaddr OPEN:/tmp/rx,creat,trunc "
+                   f">/dev/null 2>&1 & sleep 0.5")
+        sent = self.sh(1, f"head -c {nbytes} /dev/urandom >/tmp/tx && "
+                          f"socat -u OPEN:/tmp/tx TCP4:{NODE0}:{port} && sha256sum /tmp/tx", timeout=600)
+        got = self.sh(0, "for i in $(seq 100); do pgrep -x socat >/dev/null || break; sleep 0.1; done; "
+                         "sha256sum /tmp/rx")
+        return sent.split()[0], got.split()[0]
+
+    def test_1_features(self):
+        dev = self.netdev(0)["dev"]
+        self.assertLessEqual({"basic", "redirect", "ndo-xmit", "rx-sg", "ndo-xmit-sg"},
+                             set(dev["xdp-features"]))
+        self.assertIn("hash", dev["xdp-rx-metadata-features"])
+
+    def test_2_drop_single_buffer(self):
+        self.assertEqual(self.header_split(), "on")
+        self.attach("DROP")
+        try:
+            self.assertEqual(self.header_split(), "off")
+            # Single-buffer programs see whole frames: no jumbo MTU, no split.
+            self.refused(0, f"ip link set dev {self.ifname[0]} mtu 9000")
+            self.refused(0, f"ethtool -G {self.ifname[0]} tcp-data-split on")
+            # qstats read outside the ethtool reads: they see at least as much.
+            q_before = self.netdev(0)["qstats"]
+            before = self.ethtool_stats(0)
+            sent, got = self.send_datagrams(200, 512)
+            tcp = self.tcp_transfer(2 * MiB, 5500)
+            after = self.ethtool_stats(0)
+            q_after = self.netdev(0)["qstats"]
+        finally:
+            self.detach()
+        self.assertEqual(self.header_split(), "on")
+        d = self.delta(before, after)
+        self.assertEqual((len(sent), got), (200, []))
+        self.assertEqual(d["xdp_drop"], 200)
+        self.assertEqual(tcp[0], tcp[1])
+        self.assertGreaterEqual(d["xdp_pass"], 2 * MiB // 1500)
+        # XDP is the first layer of the stack: what it drops was received.
+        self.assertGreaterEqual(q_after["rx-packets"] - q_before["rx-packets"], 200 + d["xdp_pass"])
+
+    def reflect(self, prog, n, size):
+        self.attach(prog)
+        try:
+            before, peer_before = self.ethtool_stats(0), self.ethtool_stats(1)
+            back = self.echo(n, size)
+            after, peer_after = self.ethtool_stats(0), self.ethtool_stats(1)
+        finally:
+            self.detach()
+        self.assertEqual(back, n)
+        return self.delta(before, after), self.delta(peer_before, peer_after)
+
+    def test_3_tx_single_buffer(self):
+        d, peer = self.reflect("TX", 100, 1000)
+        self.assertEqual(d["xdp_tx"], 100)
+        self.assertGreaterEqual(d["tx_packets"], 100)
+        self.assertGreaterEqual(peer["rx_packets"], 100)
+
+    def test_4_redirect_to_ingress_device(self):
+        d, _ = self.reflect("REDIRECT", 100, 1000)
+        self.assertEqual(d["xdp_redirect"], 100)
+        self.assertEqual(d["xdp_xmit"], 100)
+        self.assertEqual(d["xdp_xmit_errors"], 0)
+
+    def test_5_multi_buffer_mtu_9000(self):
+        self.set_mtu(9000)
+        try:
+            # A single-buffer program cannot see 9000-byte frames whole.
+            self.assertIn("single-buffer", self.refused(
+                0, f"ip link set dev {self.ifname[0]} xdpdrv obj /tmp/DROP.o sec xdp"))
+            self.attach("PASS_MB")
+            self.assertEqual(self.header_split(), "on")
+            before = self.ethtool_stats(0)
+            sent, got = self.send_datagrams(20, 8000)
+            tcp = self.tcp_transfer(4 * MiB, 5501)
+            after = self.ethtool_stats(0)
+            self.assertEqual(sent, got)
+            self.assertEqual(tcp[0], tcp[1])
+            self.assertEqual(self.delta(before, after)["xdp_drop"], 0)
+            # Replacing a multi-buffer program by another keeps the rings.
+            self.attach("TX_MB")
+            self.assertEqual(self.echo(20, 8000), 20)
+        finally:
+            self.detach()
+            self.set_mtu(1500)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
