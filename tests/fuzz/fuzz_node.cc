@@ -39,10 +39,11 @@ bool g_trace; // DMS_FUZZ_TRACE=1: the operations of an input on stderr
 bool g_tx_may_vanish;
 
 const char *const kOpNames[kOpCount] = {
-	"reg-write", "reg-read",   "ram-write", "queue-setup", "rx-post",     "tx-post",
-	"wire-raw",  "wire-frame", "msix",	"step",	       "link",	      "nic-reset",
-	"stats",     "gpu-job",	   "crc-list",	"bars",	       "peer",	      "bus-master",
-	"replug",    "gpu-reset",  "faults",	"foreign-id",  "tx-seg-post", "wire-segment"};
+	"reg-write", "reg-read",   "ram-write",	  "queue-setup",  "rx-post",
+	"tx-post",   "wire-raw",   "wire-frame",  "msix",	  "step",
+	"link",	     "nic-reset",  "stats",	  "gpu-job",	  "crc-list",
+	"bars",	     "peer",	   "bus-master",  "replug",	  "gpu-reset",
+	"faults",    "foreign-id", "tx-seg-post", "wire-segment", "rss-setup"};
 
 // Queue q's rings and buffers in RAM (RxPost/TxPost/QueueSetup): one MiB
 // each, rings of up to 256 entries.
@@ -541,6 +542,41 @@ void op_bus_master(Reader &r)
 	g_host->set_bus_master(dms_dev(b & 1), b & 2);
 }
 
+// One RSS context programmed (any context number, table size, transform:
+// the device refuses what is out of range) and a flow steering rule for
+// all TCP or UDP of one IP version to a queue or to a context.
+void op_rss_setup(Reader &r)
+{
+	dms_node *n = g_host->node();
+	auto nic = [n](uint32_t off, uint32_t v) { dms_reg_write(n, DMS_DEV_NIC, off, v, 4); };
+	nic(DMS_NIC_REG_RSS_CTX_SEL, r.u8());
+	const uint8_t size = r.u8();
+	nic(DMS_NIC_REG_RSS_CTX_INDIR_SIZE, size & 0x80 ? size : 1u << (size % 8));
+	nic(DMS_NIC_REG_RSS_CTX_XFRM, r.u8() % 4);
+	const uint8_t cls = r.u8();
+	nic(DMS_NIC_REG_RSS_CTX_FIELDS(cls % DMS_NIC_RSS_CLASSES), cls >> 3);
+	const uint8_t word = r.u8();
+	nic(DMS_NIC_REG_RSS_CTX_KEY(word % DMS_NIC_RSS_KEY_WORDS), r.u32());
+	for (unsigned i = r.u8() % 8; i > 0; i--) {
+		const uint8_t e = r.u8();
+		nic(DMS_NIC_REG_RSS_CTX_INDIR(e % DMS_NIC_RSS_INDIR_SIZE), e >> 5);
+	}
+	const uint8_t rule = r.u8(), queue = r.u8(), ctx = r.u8();
+	nic(DMS_NIC_REG_NT_CTRL, DMS_NIC_NT_VALID | (rule & 1 ? DMS_NIC_NT_IPV6 : 0) |
+					 (rule & 2 ? 17u : 6u) << DMS_NIC_NT_PROTO_SHIFT |
+					 uint32_t(queue % 8) << DMS_NIC_NT_QUEUE_SHIFT);
+	nic(DMS_NIC_REG_NT_PORTS, 0);
+	nic(DMS_NIC_REG_NT_PORT_MASK, 0);
+	for (unsigned w = 0; w < DMS_NIC_NT_ADDR_WORDS; w++) {
+		nic(DMS_NIC_REG_NT_SRC_MASK(w), 0);
+		nic(DMS_NIC_REG_NT_DST_MASK(w), 0);
+	}
+	nic(DMS_NIC_REG_RSS_NT_CTX, (rule & 4 ? DMS_NIC_RSS_NT_EN : 0) | ctx);
+	nic(DMS_NIC_REG_NT_COMMIT, rule >> 3);
+	const uint64_t rx_ctrl = dms_reg_read(n, DMS_DEV_NIC, DMS_NIC_REG_RX_CTRL, 4);
+	nic(DMS_NIC_REG_RX_CTRL, uint32_t(rx_ctrl) | DMS_NIC_RX_RSS | DMS_NIC_RX_NTUPLE);
+}
+
 void play(Reader &r)
 {
 	dms_node *n = g_host->node();
@@ -615,7 +651,8 @@ void play(Reader &r)
 		op_foreign_id(r);
 		break;
 	case kSegment:
-		op_wire_segment(r);
+	case kRssSetup:
+		(op == kSegment ? op_wire_segment : op_rss_setup)(r);
 		break;
 	}
 }
@@ -627,7 +664,9 @@ std::string write_config(const char *mode)
 	if (fd < 0)
 		fail("cannot create the node configuration file");
 	close(fd);
-	std::ofstream(path) << "[node]\nmode = \"" << mode << "\"\n[gpu]\nmem_size = \"1M\"\n";
+	// Four queue pairs: the harness lays out (and follows) four queues' rings.
+	std::ofstream(path) << "[node]\nmode = \"" << mode
+			    << "\"\n[nic]\nqueues = 4\n[gpu]\nmem_size = \"1M\"\n";
 	return path;
 }
 

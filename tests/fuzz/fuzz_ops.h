@@ -37,6 +37,7 @@ enum Op : uint8_t {
 	kForeignId,  // id32, off16, value64: every id-taking call, a device it names not
 	kTxSegPost,  // q, mss16, kind, header length adjust, frame spec (5 bytes), frags, flags
 	kSegment,    // flow, how, payload16 [hole16] [flags]: TCP in sequence (GRO)
+	kRssSetup,   // ctx, size, xfrm, class+fields, key word32, entries, rule (v1.6)
 	kOpCount
 };
 

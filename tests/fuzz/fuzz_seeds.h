@@ -89,6 +89,18 @@ inline void driver_seeds(std::vector<std::vector<uint8_t>> &out)
 	step(step(gro, 0x81), 0xc1).op(kStats);
 	out.push_back(gro.out);
 
+	Writer rss; // contexts with rules to them, symmetric hashing, flows both ways
+	queue(queue(queue(rss, 0), 1), 2);
+	rss.op(kRssSetup).u8(3).u8(1).u8(1).u8(0x7b).u8(0).u32(0x6d5a56da).u8(2).u8(0x20).u8(0x41);
+	rss.u8(0x04).u8(1).u8(3);
+	rss.op(kRssSetup).u8(0).u8(2).u8(2).u8(0xfc).u8(1).u32(0x255b0ec2).u8(1).u8(0x61);
+	rss.u8(0x0d).u8(0).u8(0);
+	rss.op(kRssSetup).u8(70).u8(0x83).u8(3).u8(0x05).u8(9).u32(0).u8(0).u8(0x12).u8(0).u8(200);
+	for (uint8_t a : {0x10, 0x14, 0x00, 0x04, 0x60})
+		frame(rss, a, 2, uint16_t(64 + a));
+	step(rss, 0x45).op(kStats);
+	out.push_back(rss.out);
+
 	Writer gpu; // copies both ways, CRC, a gather list, interrupts on
 	msix(gpu, DMS_DEV_GPU, 0, kToApic, 0, 0x4100);
 	reg(gpu, DMS_DEV_GPU, DMS_GPU_REG_IRQ_MASK, 7);

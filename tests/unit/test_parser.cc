@@ -9,6 +9,7 @@
 #include "frames.h"
 #include "nic/csum.h"
 #include "nic/parser.h"
+#include "nic/rss.h"
 #include "nic/steer.h"
 
 using namespace devmemsim;
@@ -192,6 +193,17 @@ const uint8_t kMsKey[40] = {0x6d, 0x5a, 0x56, 0xda, 0x25, 0x5b, 0x0e, 0xc2, 0x41
 			    0xae, 0x7b, 0x30, 0xb4, 0x77, 0xcb, 0x2d, 0xa3, 0x80, 0x30,
 			    0xf2, 0x0c, 0x6a, 0x42, 0xb7, 0x3b, 0xbe, 0xac, 0x01, 0xfa};
 
+// A context with the published key and the reset fields (addresses and,
+// for TCP, ports).
+uint32_t ms_hash(const Parsed &p)
+{
+	RssContext c;
+	std::copy(kMsKey, kMsKey + 40, c.key.begin());
+	uint32_t h = 0;
+	EXPECT_TRUE(rss_hash(c, p, 0, &h));
+	return h;
+}
+
 Parsed flow(std::initializer_list<uint8_t> src, std::initializer_list<uint8_t> dst, uint16_t sport,
 	    uint16_t dport, bool l4)
 {
@@ -225,13 +237,10 @@ TEST(Rss, MicrosoftIpv4Vectors)
 		 0x10e828a2},
 	};
 	for (auto &v : vs) {
-		uint32_t h = 0;
-		ASSERT_TRUE(rss_hash(v.p, kMsKey, 40, &h));
-		EXPECT_EQ(h, v.tcp);
+		EXPECT_EQ(ms_hash(v.p), v.tcp);
 		Parsed ip = v.p;
 		ip.l4 = L4::None;
-		ASSERT_TRUE(rss_hash(ip, kMsKey, 40, &h));
-		EXPECT_EQ(h, v.ip);
+		EXPECT_EQ(ms_hash(ip), v.ip);
 	}
 }
 
@@ -242,12 +251,9 @@ TEST(Rss, MicrosoftIpv6Vector)
 	Parsed p = flow({0x3f, 0xfe, 0x25, 0x01, 0x02, 0x00, 0x1f, 0xff, 0, 0, 0, 0, 0, 0, 0, 7},
 			{0x3f, 0xfe, 0x25, 0x01, 0x02, 0x00, 0x00, 0x03, 0, 0, 0, 0, 0, 0, 0, 1},
 			2794, 1766, true);
-	uint32_t h = 0;
-	ASSERT_TRUE(rss_hash(p, kMsKey, 40, &h));
-	EXPECT_EQ(h, 0x40207d3du);
+	EXPECT_EQ(ms_hash(p), 0x40207d3du);
 	p.l4 = L4::None;
-	ASSERT_TRUE(rss_hash(p, kMsKey, 40, &h));
-	EXPECT_EQ(h, 0x2cc18cd5u);
+	EXPECT_EQ(ms_hash(p), 0x2cc18cd5u);
 }
 
 TEST(Steering, MasksMatchAndNonIpNeverMatches)

@@ -17,8 +17,8 @@
 #include "frames.h"
 #include "nic/csum.h"
 #include "nic/parser.h"
+#include "nic/rss.h"
 #include "nic/rtl_parser.h"
-#include "nic/steer.h"
 
 using namespace devmemsim;
 
@@ -91,7 +91,7 @@ protected:
 		for (unsigned i = 0; i < 10; i++)
 			wr(DMS_NIC_REG_RSS_KEY(i), 0x6d5a56da + 0x01010101 * i);
 		for (unsigned i = 0; i < 40; i++)
-			key_[i] = uint8_t((0x6d5a56da + 0x01010101 * (i / 4)) >> (8 * (i % 4)));
+			rss_.key[i] = uint8_t((0x6d5a56da + 0x01010101 * (i / 4)) >> (8 * (i % 4)));
 		wr(DMS_NIC_REG_RX_CTRL, DMS_NIC_RX_HDR_SPLIT | DMS_NIC_RX_CSUM | DMS_NIC_RX_RSS);
 		wr(DMS_NIC_REG_HDS_THRESH, 0);
 		wr(DMS_NIC_REG_MTU, 9000);
@@ -118,7 +118,7 @@ protected:
 		const Parsed p = parse_frame(f.data(), f.size());
 		const bool split = p.split_off && f.size() > p.split_off;
 		uint32_t hash = 0;
-		const bool hashed = rss_hash(p, key_, sizeof(key_), &hash);
+		const bool hashed = rss_hash(rss_, p, 0, &hash);
 		dms_rx_cmpl c;
 		unsigned n = 0, nh = 0, np = 0;
 		while (next(&c)) {
@@ -157,7 +157,7 @@ protected:
 	static dms_node *node_;
 	unsigned htail_ = 0, ptail_ = 0, head_ = 0;
 	bool phase_ = true;
-	uint8_t key_[40];
+	RssContext rss_; // the device's context 0 at reset, with the key above
 };
 dms_node *RtlNic::node_;
 

@@ -27,6 +27,11 @@
 #define DMS_NIC_CAP_TSO (1U << 0)	/* DMS_TX_SEG_TCP4, DMS_TX_SEG_TCP6 */
 #define DMS_NIC_CAP_USO (1U << 1)	/* DMS_TX_SEG_UDP */
 
+/* v1.6 CAPS bits: RSS contexts, hashed fields, symmetric hashing (below). */
+#define DMS_NIC_CAP_RSS_CTX (1U << 3)
+#define DMS_NIC_CAP_RSS_FIELDS (1U << 4)
+#define DMS_NIC_CAP_RSS_SYM (1U << 5)
+
 /*
  * Segmentation limits (v1.5, dms_tx_seg_desc): a super-frame's payload is
  * 1..DMS_NIC_TSO_MAX_PAYLOAD bytes in at most DMS_NIC_TSO_MAX_SEGS segments
@@ -121,13 +126,74 @@
  * RSS: Toeplitz hash over the IPv4/IPv6 addresses and, for TCP/UDP, the
  * ports (source first), as in Microsoft's RSS specification. Key byte i
  * is bits 8*(i%4)+7:8*(i%4) of KEY word i/4. The queue is
- * INDIR[hash % DMS_NIC_RSS_INDIR_SIZE].
+ * INDIR[hash % INDIR_SIZE]. These are context 0's key and table; v1.6
+ * adds contexts, the table size and the hashed fields (below).
  */
 #define DMS_NIC_RSS_KEY_SIZE 40
 #define DMS_NIC_RSS_INDIR_SIZE 128
 #define DMS_NIC_RSS_KEY_WORDS (DMS_NIC_RSS_KEY_SIZE / 4)
 #define DMS_NIC_REG_RSS_KEY(i) (0x0100 + 4 * (i))   /* i < DMS_NIC_RSS_KEY_WORDS */
 #define DMS_NIC_REG_RSS_INDIR(i) (0x0200 + 4 * (i)) /* i < DMS_NIC_RSS_INDIR_SIZE */
+
+/*
+ * RSS contexts (v1.6). The NIC has DMS_NIC_RSS_CONTEXTS of them; each has
+ * its own key, indirection table, input transform and hashed fields per
+ * flow class. Context 0 is the device's default: RSS_KEY and RSS_INDIR
+ * above are its key and table. The RSS_CTX_* registers reach the context
+ * RSS_CTX_SEL names. A flow steering rule committed with
+ * DMS_NIC_RSS_NT_EN in RSS_NT_CTX steers to a context: the queue is the
+ * rule's queue plus the context's table entry. A queue number at or beyond
+ * NUM_QUEUES delivers to queue 0.
+ *
+ * Per context, the queue of a hashed frame is INDIR[hash % INDIR_SIZE]
+ * (INDIR_SIZE: a power of two, 1..DMS_NIC_RSS_INDIR_SIZE, default
+ * DMS_NIC_RSS_INDIR_SIZE). The Toeplitz input is the fields FIELDS[class]
+ * selects, in this order: source address, destination address, source
+ * port, destination port (16 bits each), IPv6 flow label (32 bits, label
+ * in bits 19:0), all in network byte order. With a symmetric XFRM, a pair
+ * whose both halves are selected enters as (src ^ dst, src ^ dst)
+ * (SYM_XOR) or (src | dst, src ^ dst) (SYM_OR_XOR). A frame whose class
+ * selects no field is not hashed and uses entry 0.
+ *
+ * Refused writes (a context or table size out of range, an unknown XFRM)
+ * change nothing and count in RSS_ERR; FIELDS bits a class does not have
+ * read back as 0.
+ */
+#define DMS_NIC_RSS_CONTEXTS 64
+#define DMS_NIC_REG_RSS_CTX_SEL 0x0500	      /* RW: context the RSS_CTX_* registers reach */
+#define DMS_NIC_REG_RSS_CTX_NUM 0x0504	      /* RO: DMS_NIC_RSS_CONTEXTS */
+#define DMS_NIC_REG_RSS_ERR 0x0508	      /* RO: refused RSS writes (32-bit, wraps) */
+#define DMS_NIC_REG_RSS_CTX_INDIR_SIZE 0x050c /* RW: table entries used */
+#define DMS_NIC_REG_RSS_CTX_XFRM 0x0510	      /* RW: DMS_NIC_RSS_XFRM_* */
+#define DMS_NIC_RSS_XFRM_NONE 0
+#define DMS_NIC_RSS_XFRM_SYM_XOR 1
+#define DMS_NIC_RSS_XFRM_SYM_OR_XOR 2
+/*
+ * RW, flow steering staging (committed by NT_COMMIT with the NT_* rule):
+ * bit 31 steer to RSS context bits 7:0 (< DMS_NIC_RSS_CONTEXTS, else the
+ * commit is refused and counted in RSS_ERR), the rule's queue is added to
+ * the context's table entry.
+ */
+#define DMS_NIC_REG_RSS_NT_CTX 0x0514
+#define DMS_NIC_RSS_NT_EN (1U << 31)
+#define DMS_NIC_RSS_NT_CTX_MASK 0xffU
+/* Flow classes (FIELDS index) and their fields. */
+#define DMS_NIC_RSS_CLASS_TCP4 0
+#define DMS_NIC_RSS_CLASS_UDP4 1
+#define DMS_NIC_RSS_CLASS_IP4 2 /* other IPv4, and IPv4 fragments */
+#define DMS_NIC_RSS_CLASS_TCP6 3
+#define DMS_NIC_RSS_CLASS_UDP6 4
+#define DMS_NIC_RSS_CLASS_IP6 5 /* other IPv6 */
+#define DMS_NIC_RSS_CLASSES 6
+#define DMS_NIC_RSS_F_IP_SRC (1U << 0)
+#define DMS_NIC_RSS_F_IP_DST (1U << 1)
+#define DMS_NIC_RSS_F_L4_SRC (1U << 2)	   /* TCP/UDP classes */
+#define DMS_NIC_RSS_F_L4_DST (1U << 3)	   /* TCP/UDP classes */
+#define DMS_NIC_RSS_F_FLOW_LABEL (1U << 4) /* IPv6 classes */
+/* RW: reset value: IP_SRC | IP_DST, and L4_SRC | L4_DST for TCP/UDP. */
+#define DMS_NIC_REG_RSS_CTX_FIELDS(c) (0x0520 + 4 * (c)) /* c < DMS_NIC_RSS_CLASSES */
+#define DMS_NIC_REG_RSS_CTX_KEY(i) (0x0540 + 4 * (i))	 /* i < DMS_NIC_RSS_KEY_WORDS */
+#define DMS_NIC_REG_RSS_CTX_INDIR(i) (0x0600 + 4 * (i))	 /* i < DMS_NIC_RSS_INDIR_SIZE */
 
 /*
  * Flow steering (ntuple): write the rule into the staging registers, then

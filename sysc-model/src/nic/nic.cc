@@ -84,8 +84,8 @@ void Nic::reset()
 	gro_timeout_ns_ = gro_max_age_ns_ = 0;
 	gro_flows_ = DMS_NIC_GRO_FLOWS_MAX;
 	admin_status_ = admin_mask_ = 0;
-	rss_key_.fill(0);
-	rss_indir_.fill(0);
+	rss_.fill(RssContext{});
+	rss_sel_ = 0;
 	ntuple_.fill(NtupleRule{});
 	nt_stage_ = NtupleRule{};
 	for (auto &q : q_) {

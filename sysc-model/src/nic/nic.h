@@ -26,6 +26,7 @@
 #include "devmemsim/nic_regs.h"
 #include "nic/nic_gro.h"
 #include "nic/parser.h"
+#include "nic/rss.h"
 #include "nic/rtl_parser.h"
 #include "nic/steer.h"
 #include "regfile.h"
@@ -45,6 +46,7 @@ struct NicCounters {
 	// segmentation requests refused.
 	uint64_t tx_tso = 0, tx_tso_segs = 0, tx_tso_err = 0;
 	uint64_t rx_gro_frames = 0, rx_gro_segs = 0; // coalesced frames, segments in them
+	uint64_t rss_err = 0;			     // refused RSS register writes
 };
 
 class Nic : public sc_core::sc_module, public RegFile
@@ -127,6 +129,11 @@ private:
 	uint32_t queue_read(const Queue &q, uint32_t off) const;
 	void queue_write(unsigned qi, uint32_t off, uint32_t val);
 	void ntuple_write(uint32_t off, uint32_t val);
+	// RSS contexts (nic_rss.cc): false if off is not an RSS register.
+	bool rss_read(uint32_t off, uint32_t *val) const;
+	bool rss_write(uint32_t off, uint32_t val);
+	void rss_refuse(uint32_t off, uint32_t val);
+	bool rss_rule_ok(const NtupleRule &r);
 	void rx_enable(unsigned qi, bool on);
 	void tx_enable(unsigned qi, bool on);
 	void doorbell(unsigned qi, uint32_t off, uint32_t val);
@@ -136,7 +143,7 @@ private:
 	void rx_thread();
 	bool rx_frame(const std::vector<uint8_t> &frame);
 	bool rx_deliver(RxFrame &f);
-	unsigned select_queue(const Parsed &p, uint32_t *hash, bool *hashed);
+	unsigned select_queue(const Parsed &p, const uint8_t *frame, uint32_t *hash, bool *hashed);
 	void rx_classify(RxFrame &f);
 	void rx_place(RxFrame &f);
 	bool rx_wait_for_room(RxFrame &f);
@@ -212,8 +219,8 @@ private:
 	uint32_t gro_max_segs_ = DMS_NIC_GRO_SEGS_MAX, gro_max_bytes_ = DMS_NIC_GRO_BYTES_MAX;
 	uint32_t gro_timeout_ns_ = 0, gro_flows_ = DMS_NIC_GRO_FLOWS_MAX, gro_max_age_ns_ = 0;
 	uint32_t admin_status_ = 0, admin_mask_ = 0;
-	std::array<uint8_t, DMS_NIC_RSS_KEY_SIZE> rss_key_{};
-	std::array<uint32_t, DMS_NIC_RSS_INDIR_SIZE> rss_indir_{};
+	std::array<RssContext, DMS_NIC_RSS_CONTEXTS> rss_{}; // context 0: RSS_KEY, RSS_INDIR
+	uint32_t rss_sel_ = 0;				     // RSS_CTX_SEL
 	std::array<NtupleRule, kNtupleSize> ntuple_{};
 	NtupleRule nt_stage_;
 

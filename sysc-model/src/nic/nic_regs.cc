@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
-// The NIC's BAR0 registers: device-wide settings, the RSS and flow steering
-// tables, and each queue pair's ring setup, enables and doorbells.
+// The NIC's BAR0 registers: device-wide settings, the flow steering table
+// (RSS: nic_rss.cc), and each queue pair's ring setup, enables and doorbells.
 #include <algorithm>
 
 #include "devmemsim/nic_regs.h"
@@ -88,13 +88,8 @@ uint32_t Nic::read32(uint32_t off)
 	if (in_range(off, DMS_NIC_Q_BASE(0), DMS_NIC_Q_BASE(nq_)))
 		return queue_read(*q_[(off - DMS_NIC_Q_BASE(0)) / DMS_NIC_Q_STRIDE],
 				  off % DMS_NIC_Q_STRIDE);
-	if (in_range(off, DMS_NIC_REG_RSS_KEY(0), DMS_NIC_REG_RSS_KEY(DMS_NIC_RSS_KEY_WORDS))) {
-		unsigned i = (off - DMS_NIC_REG_RSS_KEY(0)) / 4 * 4;
-		return rss_key_[i] | rss_key_[i + 1] << 8 | rss_key_[i + 2] << 16 |
-		       static_cast<uint32_t>(rss_key_[i + 3]) << 24;
-	}
-	if (in_range(off, DMS_NIC_REG_RSS_INDIR(0), DMS_NIC_REG_RSS_INDIR(DMS_NIC_RSS_INDIR_SIZE)))
-		return rss_indir_[(off - DMS_NIC_REG_RSS_INDIR(0)) / 4];
+	if (uint32_t val; rss_read(off, &val))
+		return val;
 	switch (off) {
 	case DMS_NIC_REG_ID:
 		return DMS_NIC_ID_MAGIC;
@@ -116,7 +111,8 @@ uint32_t Nic::read32(uint32_t off)
 	case DMS_NIC_REG_NTUPLE_SIZE:
 		return kNtupleSize;
 	case DMS_NIC_REG_CAPS:
-		return DMS_NIC_CAP_TSO | DMS_NIC_CAP_USO;
+		return DMS_NIC_CAP_TSO | DMS_NIC_CAP_USO | DMS_NIC_CAP_RSS_CTX |
+		       DMS_NIC_CAP_RSS_FIELDS | DMS_NIC_CAP_RSS_SYM;
 	case DMS_NIC_REG_CTRL:
 		return 0;
 	case DMS_NIC_REG_STATUS:
@@ -238,17 +234,8 @@ void Nic::write32(uint32_t off, uint32_t val)
 			    val);
 		return;
 	}
-	if (in_range(off, DMS_NIC_REG_RSS_KEY(0), DMS_NIC_REG_RSS_KEY(DMS_NIC_RSS_KEY_WORDS))) {
-		unsigned i = (off - DMS_NIC_REG_RSS_KEY(0)) / 4 * 4;
-		for (unsigned b = 0; b < 4; b++)
-			rss_key_[i + b] = static_cast<uint8_t>(val >> (8 * b));
+	if (rss_write(off, val))
 		return;
-	}
-	if (in_range(off, DMS_NIC_REG_RSS_INDIR(0),
-		     DMS_NIC_REG_RSS_INDIR(DMS_NIC_RSS_INDIR_SIZE))) {
-		rss_indir_[(off - DMS_NIC_REG_RSS_INDIR(0)) / 4] = val;
-		return;
-	}
 	if (in_range(off, DMS_NIC_REG_NT_CTRL, DMS_NIC_REG_NT_COMMIT + 4)) {
 		ntuple_write(off, val);
 		return;
@@ -336,7 +323,7 @@ void Nic::ntuple_write(uint32_t off, uint32_t val)
 	case DMS_NIC_REG_NT_COMMIT:
 		if (val >= kNtupleSize)
 			c_.ring_err++;
-		else
+		else if (rss_rule_ok(nt_stage_))
 			ntuple_[val] = nt_stage_;
 		break;
 	default:

@@ -44,23 +44,6 @@ bool Nic::receive(const uint8_t *frame, size_t len)
 	return true;
 }
 
-unsigned Nic::select_queue(const Parsed &p, uint32_t *hash, bool *hashed)
-{
-	*hashed = false;
-	if (rx_ctrl_ & DMS_NIC_RX_RSS)
-		*hashed = rss_hash(p, rss_key_.data(), rss_key_.size(), hash);
-	if (rx_ctrl_ & DMS_NIC_RX_NTUPLE) {
-		for (const NtupleRule &r : ntuple_)
-			if (ntuple_match(r, p))
-				return r.queue < nq_ ? r.queue : 0;
-	}
-	if (*hashed) {
-		uint32_t qi = rss_indir_[*hash % rss_indir_.size()];
-		return qi < nq_ ? qi : 0;
-	}
-	return 0;
-}
-
 void Nic::rx_thread()
 {
 	WorkBudget budget;
@@ -168,7 +151,7 @@ bool Nic::rx_alive(const RxFrame &f, const char *step)
 void Nic::rx_classify(RxFrame &f)
 {
 	f.p = rtl_ ? rtl_->parse(f.data.data(), f.len()) : parse_frame(f.data.data(), f.len());
-	f.qi = select_queue(f.p, &f.hash, &f.hashed);
+	f.qi = select_queue(f.p, f.data.data(), &f.hash, &f.hashed);
 }
 
 // Where the frame goes with the queue's latched setup: split if it splits

@@ -23,27 +23,6 @@ uint32_t toeplitz(const uint8_t *key, size_t key_len, const uint8_t *data, size_
 	return hash;
 }
 
-bool rss_hash(const Parsed &p, const uint8_t *key, size_t key_len, uint32_t *hash)
-{
-	uint8_t in[36];
-	size_t n = 0;
-	size_t alen = p.l3 == L3::Ipv4 ? 4 : p.l3 == L3::Ipv6 ? 16 : 0;
-	if (!alen)
-		return false;
-	for (size_t i = 0; i < alen; i++)
-		in[n++] = p.src[i];
-	for (size_t i = 0; i < alen; i++)
-		in[n++] = p.dst[i];
-	if (p.l4 != L4::None) {
-		in[n++] = static_cast<uint8_t>(p.sport >> 8);
-		in[n++] = static_cast<uint8_t>(p.sport);
-		in[n++] = static_cast<uint8_t>(p.dport >> 8);
-		in[n++] = static_cast<uint8_t>(p.dport);
-	}
-	*hash = toeplitz(key, key_len, in, n);
-	return true;
-}
-
 bool ntuple_match(const NtupleRule &r, const Parsed &p)
 {
 	if (!r.valid || p.l4 == L4::None || p.proto != r.proto)
