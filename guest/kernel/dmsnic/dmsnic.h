@@ -29,6 +29,7 @@
 #define _DMSNIC_H_
 
 #include <linux/dim.h>
+#include <linux/ethtool.h>
 #include <linux/if_vlan.h>
 #include <linux/interrupt.h>
 #include <linux/netdevice.h>
@@ -60,6 +61,13 @@
 				 SKB_DATA_ALIGN(sizeof(struct skb_shared_info)))
 /* A single-buffer XDP program sees whole frames: one payload buffer. */
 #define DMSNIC_XDP_SB_MTU_MAX	(DMSNIC_XDP_BUF_LEN - VLAN_ETH_HLEN)
+
+/*
+ * Queue pairs in use after probe, whatever the device has (ethtool -L adds
+ * the rest): enough for RSS to spread flows (the kernel's RSS selftests
+ * want at least 3) without rings for every pair a large device offers.
+ */
+#define DMSNIC_DEFAULT_QUEUES	4U
 
 #define DMSNIC_RING_DEFAULT	1024
 #define DMSNIC_RING_MIN		64
@@ -268,6 +276,12 @@ enum dmsnic_hw_stat {
 	DMSNIC_HW_NUM_STATS,
 };
 
+/* What an RSS context hashes (device bits), by flow class. */
+struct dmsnic_rss_hash {
+	u32 fields[DMS_NIC_RSS_CLASSES];
+	u8 xfrm;		/* RXH_XFRM_* */
+};
+
 /* Interrupt moderation as ethtool -C set it, for every queue pair. */
 struct dmsnic_coal {
 	u32 rx_usecs;
@@ -302,11 +316,20 @@ struct dmsnic_priv {
 	struct bpf_prog *xdp_prog;
 	struct dmsnic_coal coal;
 
+	/* RSS (dmsnic_rss.c): the default context's table and key; the
+	 * core holds the other contexts' tables and keys, the driver what
+	 * every context hashes.
+	 */
+	u32 rss_caps;		/* DMS_NIC_CAP_RSS_* the device has */
+	u32 rss_indir_size;	/* entries of every table (follows -L) */
 	u32 rss_indir[DMS_NIC_RSS_INDIR_SIZE];
 	u8 rss_key[DMS_NIC_RSS_KEY_SIZE];
+	struct dmsnic_rss_hash rss_hash[DMS_NIC_RSS_CONTEXTS];
+	struct mutex rss_hw_lock;	/* RSS_CTX_SEL and what it selects */
 
 	/* Flow steering rules as ethtool gave them, by table index. */
 	struct ethtool_rx_flow_spec *ntuple;
+	u32 *ntuple_ctx;		/* RSS context of a FLOW_RSS rule */
 	unsigned long *ntuple_used;
 
 	/* Device error counters extended to 64 bits. */
@@ -340,7 +363,6 @@ static inline void dmsnic_q_wr64(struct dmsnic_qp *qp, u32 reg_lo,
 
 /* dmsnic_main.c */
 void dmsnic_write_rx_ctrl(struct dmsnic_priv *priv, netdev_features_t features);
-void dmsnic_write_rss(struct dmsnic_priv *priv);
 void dmsnic_write_ntuple(struct dmsnic_priv *priv, u32 loc);
 void dmsnic_read_hw_stats(struct dmsnic_priv *priv, u64 *stats);
 extern const char * const dmsnic_hw_stat_names[DMSNIC_HW_NUM_STATS];
@@ -403,6 +425,36 @@ int dmsnic_bpf(struct net_device *netdev, struct netdev_bpf *bpf);
 int dmsnic_xdp_xmit(struct net_device *netdev, int n,
 		    struct xdp_frame **frames, u32 flags);
 void dmsnic_xdp_init_netdev(struct net_device *netdev);
+/* dmsnic_rss.c */
+void dmsnic_rss_init(struct dmsnic_priv *priv);
+void dmsnic_write_rss(struct dmsnic_priv *priv);
+void dmsnic_rss_default_indir(struct dmsnic_priv *priv);
+u32 dmsnic_rss_indir_size(const struct dmsnic_priv *priv, u32 n);
+int dmsnic_rss_channels_check(struct dmsnic_priv *priv, u32 n);
+void dmsnic_rss_channels_changed(struct dmsnic_priv *priv);
+int dmsnic_rss_ctx_max_queue(struct dmsnic_priv *priv, u32 id, u32 *max);
+u32 dmsnic_get_rx_ring_count(struct net_device *netdev);
+u32 dmsnic_get_rxfh_key_size(struct net_device *netdev);
+u32 dmsnic_get_rxfh_indir_size(struct net_device *netdev);
+int dmsnic_get_rxfh(struct net_device *netdev, struct ethtool_rxfh_param *rxfh);
+int dmsnic_set_rxfh(struct net_device *netdev, struct ethtool_rxfh_param *rxfh,
+		    struct netlink_ext_ack *extack);
+int dmsnic_get_rxfh_fields(struct net_device *netdev,
+			   struct ethtool_rxfh_fields *f);
+int dmsnic_set_rxfh_fields(struct net_device *netdev,
+			   const struct ethtool_rxfh_fields *f,
+			   struct netlink_ext_ack *extack);
+int dmsnic_create_rxfh_context(struct net_device *netdev,
+			       struct ethtool_rxfh_context *ctx,
+			       const struct ethtool_rxfh_param *rxfh,
+			       struct netlink_ext_ack *extack);
+int dmsnic_modify_rxfh_context(struct net_device *netdev,
+			       struct ethtool_rxfh_context *ctx,
+			       const struct ethtool_rxfh_param *rxfh,
+			       struct netlink_ext_ack *extack);
+int dmsnic_remove_rxfh_context(struct net_device *netdev,
+			       struct ethtool_rxfh_context *ctx,
+			       u32 rss_context, struct netlink_ext_ack *extack);
 
 /* dmsnic_stats.c */
 void dmsnic_get_stats64(struct net_device *netdev,

@@ -277,16 +277,6 @@ static void dmsnic_get_channels(struct net_device *netdev,
 	ch->combined_count = priv->num_queues;
 }
 
-static void dmsnic_default_indir(struct dmsnic_priv *priv)
-{
-	u32 n = priv->num_queues;
-	int i;
-
-	for (i = 0; i < DMS_NIC_RSS_INDIR_SIZE; i++)
-		priv->rss_indir[i] = ethtool_rxfh_indir_default(i, n);
-	dmsnic_write_rss(priv);
-}
-
 static int dmsnic_set_channels(struct net_device *netdev,
 			       struct ethtool_channels *ch)
 {
@@ -298,6 +288,9 @@ static int dmsnic_set_channels(struct net_device *netdev,
 		return -EINVAL;
 	if (n == priv->num_queues)
 		return 0;
+	err = dmsnic_rss_channels_check(priv, n);
+	if (err)
+		return err;
 
 	if (netif_running(netdev)) {
 		err = dmsnic_reconfigure(priv, n, priv->rx_ring_size,
@@ -307,69 +300,30 @@ static int dmsnic_set_channels(struct net_device *netdev,
 		if (!err)
 			priv->num_queues = n;
 	}
-	/* The core refused the change if the table points beyond n. */
-	if (!netif_is_rxfh_configured(netdev))
-		dmsnic_default_indir(priv);
+	if (!err)
+		dmsnic_rss_channels_changed(priv);
 	return err;
-}
-
-/* ---- RSS (ethtool -x/-X) ---- */
-
-static u32 dmsnic_get_rx_ring_count(struct net_device *netdev)
-{
-	struct dmsnic_priv *priv = netdev_priv(netdev);
-
-	return priv->num_queues;
-}
-
-static u32 dmsnic_get_rxfh_key_size(struct net_device *netdev)
-{
-	return DMS_NIC_RSS_KEY_SIZE;
-}
-
-static u32 dmsnic_get_rxfh_indir_size(struct net_device *netdev)
-{
-	return DMS_NIC_RSS_INDIR_SIZE;
-}
-
-static int dmsnic_get_rxfh(struct net_device *netdev,
-			   struct ethtool_rxfh_param *rxfh)
-{
-	struct dmsnic_priv *priv = netdev_priv(netdev);
-
-	rxfh->hfunc = ETH_RSS_HASH_TOP;
-	if (rxfh->indir)
-		memcpy(rxfh->indir, priv->rss_indir, sizeof(priv->rss_indir));
-	if (rxfh->key)
-		memcpy(rxfh->key, priv->rss_key, sizeof(priv->rss_key));
-	return 0;
-}
-
-static int dmsnic_set_rxfh(struct net_device *netdev,
-			   struct ethtool_rxfh_param *rxfh,
-			   struct netlink_ext_ack *extack)
-{
-	struct dmsnic_priv *priv = netdev_priv(netdev);
-
-	if (rxfh->hfunc != ETH_RSS_HASH_NO_CHANGE &&
-	    rxfh->hfunc != ETH_RSS_HASH_TOP) {
-		NL_SET_ERR_MSG_MOD(extack, "only the Toeplitz hash is supported");
-		return -EOPNOTSUPP;
-	}
-	if (rxfh->indir)
-		memcpy(priv->rss_indir, rxfh->indir, sizeof(priv->rss_indir));
-	if (rxfh->key)
-		memcpy(priv->rss_key, rxfh->key, sizeof(priv->rss_key));
-	dmsnic_write_rss(priv);
-	return 0;
 }
 
 /* ---- Flow steering (ethtool -n/-N) ---- */
 
-static int dmsnic_ntuple_check(struct dmsnic_priv *priv,
-			       const struct ethtool_rx_flow_spec *fs)
+/* The flow type a rule matches, without the flags of how it steers. */
+static u32 dmsnic_ntuple_flow(const struct ethtool_rx_flow_spec *fs)
 {
-	switch (fs->flow_type) {
+	return fs->flow_type & ~(FLOW_EXT | FLOW_MAC_EXT | FLOW_RSS);
+}
+
+/*
+ * A rule the device can hold. Its queue, plus the largest entry of the
+ * table of the RSS context it names (FLOW_RSS), must be in use.
+ */
+static int dmsnic_ntuple_check(struct dmsnic_priv *priv,
+			       const struct ethtool_rx_flow_spec *fs, u32 ctx)
+{
+	u32 max = 0;
+	int err;
+
+	switch (dmsnic_ntuple_flow(fs)) {
 	case TCP_V4_FLOW:
 	case UDP_V4_FLOW:
 		if (fs->m_u.tcp_ip4_spec.tos)
@@ -383,13 +337,67 @@ static int dmsnic_ntuple_check(struct dmsnic_priv *priv,
 	default:
 		return -EOPNOTSUPP;
 	}
+	if (fs->flow_type & (FLOW_EXT | FLOW_MAC_EXT))
+		return -EOPNOTSUPP;
 	if (fs->ring_cookie == RX_CLS_FLOW_DISC ||
 	    fs->ring_cookie == RX_CLS_FLOW_WAKE ||
 	    ethtool_get_flow_spec_ring_vf(fs->ring_cookie))
 		return -EOPNOTSUPP;
-	if (ethtool_get_flow_spec_ring(fs->ring_cookie) >= priv->num_queues)
+	if (fs->flow_type & FLOW_RSS) {
+		if (!(priv->rss_caps & DMS_NIC_CAP_RSS_CTX))
+			return -EOPNOTSUPP;
+		err = dmsnic_rss_ctx_max_queue(priv, ctx, &max);
+		if (err)
+			return err;
+	}
+	if (ethtool_get_flow_spec_ring(fs->ring_cookie) + max >=
+	    priv->num_queues)
 		return -EINVAL;
 	return 0;
+}
+
+/* Keep only the bits the rule compares. */
+static void dmsnic_ntuple_mask(struct ethtool_rx_flow_spec *rule)
+{
+	u32 flow = dmsnic_ntuple_flow(rule);
+	int i;
+
+	if (flow == TCP_V6_FLOW || flow == UDP_V6_FLOW) {
+		struct ethtool_tcpip6_spec *h = &rule->h_u.tcp_ip6_spec;
+		const struct ethtool_tcpip6_spec *m = &rule->m_u.tcp_ip6_spec;
+
+		for (i = 0; i < 4; i++) {
+			h->ip6src[i] &= m->ip6src[i];
+			h->ip6dst[i] &= m->ip6dst[i];
+		}
+		h->psrc &= m->psrc;
+		h->pdst &= m->pdst;
+	} else {
+		struct ethtool_tcpip4_spec *h = &rule->h_u.tcp_ip4_spec;
+		const struct ethtool_tcpip4_spec *m = &rule->m_u.tcp_ip4_spec;
+
+		h->ip4src &= m->ip4src;
+		h->ip4dst &= m->ip4dst;
+		h->psrc &= m->psrc;
+		h->pdst &= m->pdst;
+	}
+}
+
+/* The slot of a rule that matches what @rule matches, or -ENOENT. */
+static int dmsnic_ntuple_find(struct dmsnic_priv *priv,
+			      const struct ethtool_rx_flow_spec *rule)
+{
+	const struct ethtool_rx_flow_spec *r;
+	u32 loc;
+
+	for_each_set_bit(loc, priv->ntuple_used, priv->ntuple_size) {
+		r = &priv->ntuple[loc];
+		if (dmsnic_ntuple_flow(r) == dmsnic_ntuple_flow(rule) &&
+		    !memcmp(&r->h_u, &rule->h_u, sizeof(r->h_u)) &&
+		    !memcmp(&r->m_u, &rule->m_u, sizeof(r->m_u)))
+			return loc;
+	}
+	return -ENOENT;
 }
 
 /* Pick the slot for RX_CLS_LOC_*; lower slots win in the device. */
@@ -412,44 +420,34 @@ static int dmsnic_ntuple_loc(struct dmsnic_priv *priv, u32 loc)
 	}
 }
 
+/*
+ * A rule at the slot asked for; without one, a rule matching the same
+ * flows as an existing one replaces it (a second one would never match).
+ */
 static int dmsnic_ntuple_add(struct dmsnic_priv *priv,
-			     struct ethtool_rx_flow_spec *fs)
+			     struct ethtool_rxnfc *cmd)
 {
-	struct ethtool_rx_flow_spec *rule;
-	int loc, err, i;
+	struct ethtool_rx_flow_spec *fs = &cmd->fs, rule = *fs;
+	u32 ctx = fs->flow_type & FLOW_RSS ? cmd->rss_context : 0;
+	int loc, err;
 
 	if (!(priv->netdev->features & NETIF_F_NTUPLE))
 		return -EOPNOTSUPP;
-	err = dmsnic_ntuple_check(priv, fs);
+	err = dmsnic_ntuple_check(priv, fs, ctx);
 	if (err)
 		return err;
-	loc = dmsnic_ntuple_loc(priv, fs->location);
+	dmsnic_ntuple_mask(&rule);
+	loc = -ENOENT;
+	if (fs->location & RX_CLS_LOC_SPECIAL)
+		loc = dmsnic_ntuple_find(priv, &rule);
+	if (loc < 0)
+		loc = dmsnic_ntuple_loc(priv, fs->location);
 	if (loc < 0)
 		return loc;
 	fs->location = loc;
-
-	rule = &priv->ntuple[loc];
-	*rule = *fs;
-	/* Keep only the bits the rule compares. */
-	if (fs->flow_type == TCP_V6_FLOW || fs->flow_type == UDP_V6_FLOW) {
-		struct ethtool_tcpip6_spec *h = &rule->h_u.tcp_ip6_spec;
-		const struct ethtool_tcpip6_spec *m = &rule->m_u.tcp_ip6_spec;
-
-		for (i = 0; i < 4; i++) {
-			h->ip6src[i] &= m->ip6src[i];
-			h->ip6dst[i] &= m->ip6dst[i];
-		}
-		h->psrc &= m->psrc;
-		h->pdst &= m->pdst;
-	} else {
-		struct ethtool_tcpip4_spec *h = &rule->h_u.tcp_ip4_spec;
-		const struct ethtool_tcpip4_spec *m = &rule->m_u.tcp_ip4_spec;
-
-		h->ip4src &= m->ip4src;
-		h->ip4dst &= m->ip4dst;
-		h->psrc &= m->psrc;
-		h->pdst &= m->pdst;
-	}
+	rule.location = loc;
+	priv->ntuple[loc] = rule;
+	priv->ntuple_ctx[loc] = ctx;
 	set_bit(loc, priv->ntuple_used);
 	dmsnic_write_ntuple(priv, loc);
 	return 0;
@@ -482,6 +480,7 @@ static int dmsnic_get_rxnfc(struct net_device *netdev,
 		if (loc >= priv->ntuple_size || !test_bit(loc, priv->ntuple_used))
 			return -ENOENT;
 		cmd->fs = priv->ntuple[loc];
+		cmd->rss_context = priv->ntuple_ctx[loc];
 		return 0;
 	case ETHTOOL_GRXCLSRLALL:
 		for_each_set_bit(loc, priv->ntuple_used, priv->ntuple_size) {
@@ -504,7 +503,7 @@ static int dmsnic_set_rxnfc(struct net_device *netdev,
 
 	switch (cmd->cmd) {
 	case ETHTOOL_SRXCLSRLINS:
-		return dmsnic_ntuple_add(priv, &cmd->fs);
+		return dmsnic_ntuple_add(priv, cmd);
 	case ETHTOOL_SRXCLSRLDEL:
 		return dmsnic_ntuple_del(priv, cmd->fs.location);
 	default:
@@ -589,6 +588,15 @@ const struct ethtool_ops dmsnic_ethtool_ops = {
 				  ETHTOOL_RING_USE_HDS_THRS,
 	/* netif_set_real_num_queues() needs RTNL */
 	.op_needs_rtnl		= ETHTOOL_OP_NEEDS_RTNL_SCHANNELS,
+	/* RSS contexts, each with its own key, table and hashed fields; a
+	 * rule to a context adds its queue to the table's (dmsnic_rss.c).
+	 */
+	.rxfh_indir_space	= DMS_NIC_RSS_INDIR_SIZE,
+	.rxfh_max_num_contexts	= DMS_NIC_RSS_CONTEXTS,
+	.rxfh_per_ctx_fields	= true,
+	.rxfh_per_ctx_key	= true,
+	.cap_rss_rxnfc_adds	= true,
+	.supported_input_xfrm	= RXH_XFRM_SYM_XOR | RXH_XFRM_SYM_OR_XOR,
 	.get_drvinfo		= dmsnic_get_drvinfo,
 	.get_link		= ethtool_op_get_link,
 	.get_coalesce		= dmsnic_get_coalesce,
@@ -607,4 +615,9 @@ const struct ethtool_ops dmsnic_ethtool_ops = {
 	.get_rxfh_indir_size	= dmsnic_get_rxfh_indir_size,
 	.get_rxfh		= dmsnic_get_rxfh,
 	.set_rxfh		= dmsnic_set_rxfh,
+	.get_rxfh_fields	= dmsnic_get_rxfh_fields,
+	.set_rxfh_fields	= dmsnic_set_rxfh_fields,
+	.create_rxfh_context	= dmsnic_create_rxfh_context,
+	.modify_rxfh_context	= dmsnic_modify_rxfh_context,
+	.remove_rxfh_context	= dmsnic_remove_rxfh_context,
 };

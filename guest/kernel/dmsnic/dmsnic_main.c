@@ -98,17 +98,6 @@ void dmsnic_write_rx_ctrl(struct dmsnic_priv *priv, netdev_features_t features)
 	dmsnic_wr32(priv, DMS_NIC_REG_RX_CTRL, ctrl);
 }
 
-void dmsnic_write_rss(struct dmsnic_priv *priv)
-{
-	int i;
-
-	for (i = 0; i < DMS_NIC_RSS_KEY_SIZE / 4; i++)
-		dmsnic_wr32(priv, DMS_NIC_REG_RSS_KEY(i),
-			    get_unaligned_le32(&priv->rss_key[4 * i]));
-	for (i = 0; i < DMS_NIC_RSS_INDIR_SIZE; i++)
-		dmsnic_wr32(priv, DMS_NIC_REG_RSS_INDIR(i), priv->rss_indir[i]);
-}
-
 static void dmsnic_write_ntuple_addr(struct dmsnic_priv *priv, u32 reg,
 				     const __be32 *addr, int words)
 {
@@ -168,6 +157,10 @@ void dmsnic_write_ntuple(struct dmsnic_priv *priv, u32 loc)
 	dmsnic_write_ntuple_addr(priv, DMS_NIC_REG_NT_DST(0), dst, words);
 	dmsnic_write_ntuple_addr(priv, DMS_NIC_REG_NT_SRC_MASK(0), smask, words);
 	dmsnic_write_ntuple_addr(priv, DMS_NIC_REG_NT_DST_MASK(0), dmask, words);
+	if (priv->rss_caps & DMS_NIC_CAP_RSS_CTX)
+		dmsnic_wr32(priv, DMS_NIC_REG_RSS_NT_CTX,
+			    ctrl && (fs->flow_type & FLOW_RSS) ?
+			    DMS_NIC_RSS_NT_EN | priv->ntuple_ctx[loc] : 0);
 	dmsnic_wr32(priv, DMS_NIC_REG_NT_COMMIT, loc);
 }
 
@@ -420,7 +413,7 @@ static int dmsnic_init_priv(struct dmsnic_priv *priv)
 	struct device *dev = &priv->pdev->dev;
 	u32 nq = priv->max_queues, i;
 
-	priv->num_queues = nq;
+	priv->num_queues = min(nq, DMSNIC_DEFAULT_QUEUES);
 	priv->max_tx_frags = dmsnic_rd32(priv, DMS_NIC_REG_MAX_TX_FRAGS);
 	priv->ntuple_size = dmsnic_rd32(priv, DMS_NIC_REG_NTUPLE_SIZE);
 	priv->rx_ring_size = DMSNIC_RING_DEFAULT;
@@ -435,11 +428,13 @@ static int dmsnic_init_priv(struct dmsnic_priv *priv)
 	priv->qps = devm_kcalloc(dev, nq, sizeof(*priv->qps), GFP_KERNEL);
 	priv->ntuple = devm_kcalloc(dev, priv->ntuple_size,
 				    sizeof(*priv->ntuple), GFP_KERNEL);
+	priv->ntuple_ctx = devm_kcalloc(dev, priv->ntuple_size,
+					sizeof(*priv->ntuple_ctx), GFP_KERNEL);
 	priv->ntuple_used = devm_bitmap_zalloc(dev, priv->ntuple_size,
 					       GFP_KERNEL);
 	priv->faulted = devm_bitmap_zalloc(dev, nq, GFP_KERNEL);
-	if (!priv->qps || !priv->ntuple || !priv->ntuple_used ||
-	    !priv->faulted)
+	if (!priv->qps || !priv->ntuple || !priv->ntuple_ctx ||
+	    !priv->ntuple_used || !priv->faulted)
 		return -ENOMEM;
 	INIT_WORK(&priv->fault_work, dmsnic_fault_work);
 	for (i = 0; i < nq; i++) {
@@ -504,7 +499,6 @@ static void dmsnic_init_gso(struct dmsnic_priv *priv)
 static void dmsnic_init_netdev(struct dmsnic_priv *priv)
 {
 	struct net_device *netdev = priv->netdev;
-	u32 i;
 
 	dmsnic_read_mac(priv);
 	netdev->netdev_ops = &dmsnic_netdev_ops;
@@ -523,11 +517,7 @@ static void dmsnic_init_netdev(struct dmsnic_priv *priv)
 	netdev->min_mtu = ETH_MIN_MTU;
 	netdev->max_mtu = dmsnic_rd32(priv, DMS_NIC_REG_MAX_MTU);
 	netdev->watchdog_timeo = 5 * HZ;
-
-	netdev_rss_key_fill(priv->rss_key, sizeof(priv->rss_key));
-	for (i = 0; i < DMS_NIC_RSS_INDIR_SIZE; i++)
-		priv->rss_indir[i] = ethtool_rxfh_indir_default(i,
-								priv->max_queues);
+	dmsnic_rss_init(priv);
 }
 
 static int dmsnic_probe(struct pci_dev *pdev, const struct pci_device_id *id)
@@ -550,7 +540,9 @@ static int dmsnic_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	priv->pdev = pdev;
 	priv->regs = regs;
 	priv->max_queues = nq;
-	err = dmsnic_init_priv(priv) ?: dmsnic_init_irqs(priv);
+	err = dmsnic_init_priv(priv) ?: dmsnic_init_irqs(priv) ?:
+	      netif_set_real_num_queues(netdev, priv->num_queues,
+					priv->num_queues);
 	if (err)
 		return err;
 	dmsnic_init_netdev(priv);
