@@ -69,7 +69,7 @@ enum class NicParser { Behavioural, Rtl };
 struct NodeConfig {
 	Mode mode = Mode::Functional;
 	unsigned index = 0;		      // node.index
-	unsigned nic_queues = 4;	      // nic.queues
+	unsigned nic_queues = 16;	      // nic.queues
 	double nic_line_rate_gbps = 100;      // nic.line_rate_gbps (timed mode)
 	uint64_t gpu_mem_size = 256ull << 20; // gpu.mem_size
 	pcie::LinkParams link;		      // pcie.gen, .width, .mps, .mrrs, .rcb

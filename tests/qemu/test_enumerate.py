@@ -58,7 +58,7 @@ class Enumerate(unittest.TestCase):
         gpu = self.pci.bar(GPU, 0)[0]
         self.assertEqual(self.qt.readl(nic + C.DMS_NIC_REG_ID), C.DMS_NIC_ID_MAGIC)
         self.assertEqual(self.qt.readl(nic + C.DMS_NIC_REG_VERSION), C.DMS_NIC_VERSION)
-        self.assertEqual(self.qt.readl(nic + C.DMS_NIC_REG_NUM_QUEUES), 4)
+        self.assertEqual(self.qt.readl(nic + C.DMS_NIC_REG_NUM_QUEUES), 16)
         self.assertEqual(self.qt.readl(nic + C.DMS_NIC_REG_MAC_LO), 0x12005452)  # 52:54:00:12
         self.assertEqual(self.qt.readl(nic + C.DMS_NIC_REG_MAC_HI), 0x5634)  # 34:56
         self.assertEqual(self.qt.readl(gpu + C.DMS_GPU_REG_ID), C.DMS_GPU_ID_MAGIC)

@@ -33,7 +33,7 @@ TEST(Config, DefaultsWithoutFile)
 {
 	auto c = load_config("");
 	EXPECT_EQ(c.mode, Mode::Functional);
-	EXPECT_EQ(c.nic_queues, 4u);
+	EXPECT_EQ(c.nic_queues, 16u);
 	EXPECT_EQ(c.gpu_mem_size, 256ull << 20);
 	EXPECT_EQ(c.index, 0u);
 }

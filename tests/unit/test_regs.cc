@@ -34,11 +34,11 @@ TEST_F(Node, IdentityRegisters)
 {
 	EXPECT_EQ(dms_reg_read(node_, DMS_DEV_NIC, DMS_NIC_REG_ID, 4), DMS_NIC_ID_MAGIC);
 	EXPECT_EQ(dms_reg_read(node_, DMS_DEV_NIC, DMS_NIC_REG_VERSION, 4), DMS_NIC_VERSION);
-	EXPECT_EQ(dms_reg_read(node_, DMS_DEV_NIC, DMS_NIC_REG_NUM_QUEUES, 4), 4u);
+	EXPECT_EQ(dms_reg_read(node_, DMS_DEV_NIC, DMS_NIC_REG_NUM_QUEUES, 4), 16u);
 	EXPECT_EQ(dms_reg_read(node_, DMS_DEV_GPU, DMS_GPU_REG_ID, 4), DMS_GPU_ID_MAGIC);
 	EXPECT_EQ(dms_reg_read(node_, DMS_DEV_GPU, DMS_GPU_REG_MEM_SIZE_LO, 8), 256ull << 20);
 	EXPECT_EQ(dms_gpu_mem_size(node_), 256ull << 20);
-	EXPECT_EQ(dms_nic_num_vectors(node_), 5u);
+	EXPECT_EQ(dms_nic_num_vectors(node_), 17u);
 	EXPECT_STREQ(dms_node_mode(node_), "functional");
 }
 
