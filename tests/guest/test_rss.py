@@ -13,7 +13,7 @@ import re
 import unittest
 
 from guestlib import TwoNodes, data_addr, run
-from devmemsim.addressing import DATA  # noqa: E402 (guestlib puts tools/ on the path)
+from devmemsim.addressing import DATA, data_addr6  # noqa: E402 (guestlib puts tools/ on the path)
 
 NAME = f"rss-test-{os.getpid()}"
 ADDR = {n: data_addr(n) for n in (0, 1)}
@@ -54,12 +54,12 @@ class Rss(TwoNodes):
         out = self.ethtool(f"-S {self.rif}")
         return {int(q): int(v) for q, v in re.findall(r"^\s*rx(\d+)_packets:\s*(\d+)", out, re.M)}
 
-    def traffic(self, port):
+    def traffic(self, port, addr=ADDR[1]):
         """Per-queue RX frames on node1 while node0 sends STREAMS TCP
         streams to port, and the data frames that carried."""
         before = self.rx_packets()
         self.sh(1, f"iperf3 -s -D -1 -p {port} >/dev/null 2>&1; sleep 0.5")
-        res = json.loads(self.sh(0, f"iperf3 -c {ADDR[1]} -p {port} -t {SECONDS} -P {STREAMS} -J", timeout=300))
+        res = json.loads(self.sh(0, f"iperf3 -c {addr} -p {port} -t {SECONDS} -P {STREAMS} -J", timeout=300))
         after = self.rx_packets()
         counts = {q: after[q] - before.get(q, 0) for q in after}
         return counts, res["end"]["sum_received"]["bytes"] // 1500
@@ -153,6 +153,18 @@ class Rss(TwoNodes):
         self.sh(0, f"for i in $(seq 50); do ping -c1 -W1 {ADDR[1]} >/dev/null && exit 0; done; exit 1")
         counts, data = self.traffic(5331)
         self.assert_on(counts, data, (4, 5), "after down/up")
+
+    def test_05_ipv6_rule_into_a_context_and_its_fields(self):
+        addr6 = data_addr6(1)
+        ctx = self.context("start 2 equal 4")
+        rule = self.create(f"-N {self.rif} flow-type tcp6 dst-ip {addr6} dst-port 5341 context {ctx}")
+        self.cleanup.append(f"-N {self.rif} delete {rule}")
+        for fields, queues_used in (("sd", 1), ("sdfn", 2)):
+            self.ethtool(f"-N {self.rif} rx-flow-hash tcp6 {fields} context {ctx}")
+            counts, data = self.traffic(5341, addr6)
+            self.assert_on(counts, data, (2, 3, 4, 5), f"IPv6, fields {fields}")
+            used = [q for q in (2, 3, 4, 5) if counts.get(q, 0) > data // 100]
+            self.assertGreaterEqual(len(used), queues_used, f"fields {fields}: {counts}")
 
 
 if __name__ == "__main__":
