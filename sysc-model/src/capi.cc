@@ -220,6 +220,11 @@ uint64_t dms_node_deadline_ns(const dms_node *)
 	return devmemsim::sim::deadline_ns();
 }
 
+void dms_node_set_time(dms_node *, uint64_t now_ns)
+{
+	devmemsim::sim::note_host_ns(now_ns);
+}
+
 uint64_t dms_reg_read(dms_node *node, enum dms_dev dev, uint64_t off, unsigned size)
 {
 	devmemsim::RegFile *r = regs(node, dev);

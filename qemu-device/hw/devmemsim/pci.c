@@ -14,6 +14,7 @@
 #include "qemu/rcu.h"
 #include "qemu/bitmap.h"
 #include "qemu/main-loop.h"
+#include "qemu/timer.h"
 #include "devmemsim-pci.h"
 #include "trace.h"
 
@@ -22,7 +23,11 @@
 static uint64_t devmemsim_regs_read(void *opaque, hwaddr addr, unsigned size)
 {
     DevmemsimFunction *fn = opaque;
-    uint64_t val = dms_reg_read(fn->node->model, fn->dev, addr, size);
+    uint64_t val;
+
+    /* Device clocks (the NIC's PTP clock) read the time of the access. */
+    dms_node_set_time(fn->node->model, qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL));
+    val = dms_reg_read(fn->node->model, fn->dev, addr, size);
 
     trace_devmemsim_mmio_read(fn->name, addr, size, val);
     return val;
@@ -34,6 +39,7 @@ static void devmemsim_regs_write(void *opaque, hwaddr addr, uint64_t val,
     DevmemsimFunction *fn = opaque;
 
     trace_devmemsim_mmio_write(fn->name, addr, size, val);
+    dms_node_set_time(fn->node->model, qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL));
     dms_reg_write(fn->node->model, fn->dev, addr, val, size);
     devmemsim_node_kick(fn->node);
 }

@@ -99,6 +99,14 @@ const char *dms_dev_name(const dms_node *node, enum dms_dev dev);
 void dms_node_step(dms_node *node, uint64_t now_ns);
 /* Absolute time of the next pending model activity, or DMS_NO_DEADLINE. */
 uint64_t dms_node_deadline_ns(const dms_node *node);
+/*
+ * The host's time now (QEMU_CLOCK_VIRTUAL ns; monotonic, earlier values
+ * are ignored), without stepping. The model steps only when it has work,
+ * so its time lags the host's while it is idle; device clocks (the NIC's
+ * PTP clock) run on the later of the two. A host calls it before register
+ * accesses so that a clock read between steps sees the time of the read.
+ */
+void dms_node_set_time(dms_node *node, uint64_t now_ns);
 
 /*
  * BAR0 register access. off is the byte offset in the register BAR, size

@@ -77,6 +77,21 @@ uint64_t now_ns()
 	return sc_core::sc_time_stamp().value() / ps_per_ns();
 }
 
+namespace
+{
+uint64_t host_ns; // latest host time noted; the kernel is global, so is this
+}
+
+void note_host_ns(uint64_t ns)
+{
+	host_ns = std::max(host_ns, ns);
+}
+
+uint64_t device_ns()
+{
+	return std::max(now_ns(), host_ns);
+}
+
 } // namespace devmemsim::sim
 
 // libsystemc references sc_main from its own main(), which a host program

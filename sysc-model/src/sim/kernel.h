@@ -22,5 +22,12 @@ bool step_to(uint64_t now_ns, unsigned budget = kStepBudget);
 uint64_t deadline_ns();
 // Current simulated time in ns (rounded down).
 uint64_t now_ns();
+// The host's time now (QEMU: the virtual clock at a register access).
+// The kernel only advances when it has work, so between steps simulated
+// time lags the host's; device clocks read device_ns() instead.
+void note_host_ns(uint64_t ns);
+// Monotonic device time in ns: the later of the simulated time and the
+// last host time noted.
+uint64_t device_ns();
 
 } // namespace devmemsim::sim
