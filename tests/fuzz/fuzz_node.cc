@@ -39,11 +39,11 @@ bool g_trace; // DMS_FUZZ_TRACE=1: the operations of an input on stderr
 bool g_tx_may_vanish;
 
 const char *const kOpNames[kOpCount] = {
-	"reg-write", "reg-read",   "ram-write",	  "queue-setup",  "rx-post",
-	"tx-post",   "wire-raw",   "wire-frame",  "msix",	  "step",
-	"link",	     "nic-reset",  "stats",	  "gpu-job",	  "crc-list",
-	"bars",	     "peer",	   "bus-master",  "replug",	  "gpu-reset",
-	"faults",    "foreign-id", "tx-seg-post", "wire-segment", "rss-setup"};
+	"reg-write", "reg-read",   "ram-write", "queue-setup", "rx-post",     "tx-post",
+	"wire-raw",  "wire-frame", "msix",	"step",	       "link",	      "nic-reset",
+	"stats",     "gpu-job",	   "crc-list",	"bars",	       "peer",	      "bus-master",
+	"replug",    "gpu-reset",  "faults",	"foreign-id",  "tx-seg-post", "wire-segment",
+	"rss-setup", "timing"};
 
 // Queue q's rings and buffers in RAM (RxPost/TxPost/QueueSetup): one MiB
 // each, rings of up to 256 entries.
@@ -243,13 +243,42 @@ void post_chain(unsigned q, const std::vector<uint8_t> &f, unsigned frags, unsig
 		dms_tx_desc d{};
 		d.addr = (gpu && i ? kGpuMemBar + gpu_off : l.tdata) + from;
 		d.len = uint32_t(to - from);
-		d.flags = uint16_t((i == 0 ? DMS_TX_F_SOP | (flags & DMS_TX_F_CSUM) : 0) |
+		d.flags = uint16_t((i == 0 ? DMS_TX_F_SOP | (flags & DMS_TX_F_CSUM) |
+						     (flags & 0x40 ? DMS_TX_F_TS : 0)
+					   : 0) |
 				   (i + 1 == frags ? DMS_TX_F_EOP : 0));
 		if (flags & 0x80)
 			d.flags = uint16_t(flags & 7);
 		d.tag = uint16_t(s.ttail);
 		std::memcpy(g_host->ram() + (l.tdesc + 16 * (s.ttail & mask) - kRamBase), &d, 16);
 	}
+}
+
+// A v1.6 register (the PTP clock, the device's or a queue's rate limit)
+// written with any value, after the host's time moved on by delta ns (the
+// glue notes it before every access).
+void op_timing(Reader &r)
+{
+	static const uint32_t kRegs[] = {
+		DMS_NIC_REG_PTP_CTRL,  DMS_NIC_REG_PTP_SET_LO,	 DMS_NIC_REG_PTP_SET_HI,
+		DMS_NIC_REG_PTP_CMD,   DMS_NIC_REG_PTP_ADJ_FINE, DMS_NIC_REG_TX_RATE_KBPS,
+		DMS_NIC_REG_TX_BURST,  DMS_NIC_REG_PTP_TIME_LO,	 DMS_NIC_REG_FEC_CW_LO,
+		DMS_NIC_TXQ_RATE_KBPS, DMS_NIC_TXQ_BURST};
+	constexpr unsigned kGlobal = 9; // the rest are per queue
+	const unsigned sel = r.u8() % (sizeof(kRegs) / sizeof(kRegs[0]));
+	const unsigned q = r.u8() % g_queues;
+	const uint32_t val = r.u32();
+	const uint64_t t = g_host->now() + r.u16();
+	if (g_trace)
+		std::fprintf(stderr, "  reg %#x (q%u) = %#x at host %llu ns\n", kRegs[sel], q, val,
+			     (unsigned long long)t);
+	dms_node_set_time(g_host->node(), t);
+	if (sel >= kGlobal)
+		nic_wr(q, kRegs[sel], val);
+	else if (kRegs[sel] == DMS_NIC_REG_PTP_TIME_LO || kRegs[sel] == DMS_NIC_REG_FEC_CW_LO)
+		dms_reg_read(g_host->node(), DMS_DEV_NIC, kRegs[sel], 8);
+	else
+		dms_reg_write(g_host->node(), DMS_DEV_NIC, kRegs[sel], val, 4);
 }
 
 void op_tx_post(Reader &r)
@@ -653,6 +682,9 @@ void play(Reader &r)
 	case kSegment:
 	case kRssSetup:
 		(op == kSegment ? op_wire_segment : op_rss_setup)(r);
+		break;
+	case kTiming:
+		op_timing(r);
 		break;
 	}
 }

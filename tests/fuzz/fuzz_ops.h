@@ -38,6 +38,7 @@ enum Op : uint8_t {
 	kTxSegPost,  // q, mss16, kind, header length adjust, frame spec (5 bytes), frags, flags
 	kSegment,    // flow, how, payload16 [hole16] [flags]: TCP in sequence (GRO)
 	kRssSetup,   // ctx, size, xfrm, class+fields, key word32, entries, rule (v1.6)
+	kTiming,     // reg sel, q, value32, host time delta16: PTP, rate limits (v1.6)
 	kOpCount
 };
 

@@ -100,6 +100,20 @@ inline void driver_seeds(std::vector<std::vector<uint8_t>> &out)
 		frame(rss, a, 2, uint16_t(64 + a));
 	step(rss, 0x45).op(kStats);
 	out.push_back(rss.out);
+	Writer timing; // v1.6: clock set and trimmed, RX/TX stamps, rate limits
+	queue(queue(timing, 0), 1);
+	timing.op(kTiming).u8(0).u8(0).u32(DMS_NIC_PTP_RX_ALL).u16(100);
+	timing.op(kTiming).u8(2).u8(0).u32(0x10).u16(100);
+	timing.op(kTiming).u8(3).u8(0).u32(DMS_NIC_PTP_CMD_SET).u16(100);
+	timing.op(kTiming).u8(4).u8(0).u32(0x80000000u).u16(1000);
+	timing.op(kTiming).u8(9).u8(0).u32(800).u16(0);	   // queue 0: 800 kbit/s
+	timing.op(kTiming).u8(5).u8(0).u32(100000).u16(0); // device: 100 Mbit/s
+	for (uint8_t i = 0; i < 6; i++) {
+		timing.op(kTxPost).u8(i & 1).u8(0x10).u8(3).u16(1400).u8(1).u8(0x40);
+		frame(timing, 0x10, 3, 200);
+	}
+	step(step(timing, 0x8a), 0xc1).op(kTiming).u8(7).u8(0).u32(0).u16(5000).op(kStats);
+	out.push_back(timing.out);
 
 	Writer gpu; // copies both ways, CRC, a gather list, interrupts on
 	msix(gpu, DMS_DEV_GPU, 0, kToApic, 0, 0x4100);

@@ -64,8 +64,8 @@ struct dms_rx_cmpl {
 	dms_le16 gro_segs;  /* v1.5, SOP: TCP segments coalesced (>= 2), else 0 */
 	dms_le32 frame_len; /* whole frame, SOP only */
 	dms_le16 gso_size;  /* v1.5, SOP with gro_segs: payload bytes per segment */
-	dms_le16 rsvd1;
-	dms_le32 rsvd2;
+	dms_le16 ts_hi;	    /* v1.6, SOP: DMS_RX_TS_VALID | stamp bits 46:32 */
+	dms_le32 ts_lo;	    /* v1.6, SOP with DMS_RX_TS_VALID: stamp bits 31:0 */
 };
 DMS_STATIC_ASSERT(sizeof(struct dms_rx_cmpl) == 32, "dms_rx_cmpl is 32 bytes");
 
@@ -83,6 +83,13 @@ DMS_STATIC_ASSERT(sizeof(struct dms_rx_cmpl) == 32, "dms_rx_cmpl is 32 bytes");
  * returns its buffers. Always with SOP and EOP.
  */
 #define DMS_RX_F_ERR (1U << 9)
+
+/*
+ * v1.6: ts_hi bit 15 says the SOP completion carries the frame's PTP clock
+ * stamp (DMS_NIC_PTP_RX_ALL was set), bits 46:0 of it in ts_hi and ts_lo.
+ */
+#define DMS_RX_TS_VALID (1U << 15)
+#define DMS_RX_TS_HI_MASK 0x7fff
 
 #define DMS_RX_L3_MASK 0x3
 #define DMS_RX_L3_NONE 0
@@ -113,6 +120,12 @@ DMS_STATIC_ASSERT(sizeof(struct dms_tx_desc) == 16, "dms_tx_desc is 16 bytes");
 #define DMS_TX_F_EOP (1U << 1)
 #define DMS_TX_F_CSUM (1U << 2) /* SOP: fill in the TCP/UDP checksum */
 #define DMS_TX_F_SEG (1U << 3)	/* a dms_tx_seg_desc, not a buffer */
+/*
+ * v1.6, SOP (DMS_NIC_CAP_PTP): stamp the frame; its completion's ts holds
+ * bits 31:0 of the PTP clock when its first (segment's) first byte went
+ * out. Never a dms_tx_seg_desc kind (those use bits 4-6 of its flags).
+ */
+#define DMS_TX_F_TS (1U << 8)
 
 /*
  * Segmentation descriptor (v1.5, DMS_NIC_CAP_TSO/USO): put before the SOP
@@ -143,7 +156,7 @@ DMS_STATIC_ASSERT(sizeof(struct dms_tx_seg_desc) == 16, "dms_tx_seg_desc is 16 b
 struct dms_tx_cmpl {
 	dms_le16 flags; /* DMS_TX_C_* */
 	dms_le16 tag;
-	dms_le32 rsvd;
+	dms_le32 ts; /* v1.6: PTP stamp bits 31:0 if the SOP had DMS_TX_F_TS, else 0 */
 };
 DMS_STATIC_ASSERT(sizeof(struct dms_tx_cmpl) == 8, "dms_tx_cmpl is 8 bytes");
 

@@ -14,18 +14,22 @@
 #define DMS_NIC_VERSION 0x00010006  /* major 1, minor 6 */
 
 /* Identity and capabilities (read only). */
-#define DMS_NIC_REG_ID 0x0000		/* DMS_NIC_ID_MAGIC */
-#define DMS_NIC_REG_VERSION 0x0004	/* major << 16 | minor */
-#define DMS_NIC_REG_NUM_QUEUES 0x0008	/* queue pairs */
-#define DMS_NIC_REG_MAC_LO 0x000c	/* MAC bytes 0..3, byte 0 in bits 7:0 */
-#define DMS_NIC_REG_MAC_HI 0x0010	/* MAC bytes 4..5 in bits 15:0 */
-#define DMS_NIC_REG_NODE_INDEX 0x0014	/* index of the node in its cluster */
-#define DMS_NIC_REG_MAX_MTU 0x0018	/* largest MTU (L3 bytes): 9000 */
-#define DMS_NIC_REG_MAX_TX_FRAGS 0x001c /* descriptors per TX frame: 18 */
-#define DMS_NIC_REG_NTUPLE_SIZE 0x0020	/* flow steering table entries: 64 */
-#define DMS_NIC_REG_CAPS 0x0024		/* v1.5: DMS_NIC_CAP_* */
-#define DMS_NIC_CAP_TSO (1U << 0)	/* DMS_TX_SEG_TCP4, DMS_TX_SEG_TCP6 */
-#define DMS_NIC_CAP_USO (1U << 1)	/* DMS_TX_SEG_UDP */
+#define DMS_NIC_REG_ID 0x0000		 /* DMS_NIC_ID_MAGIC */
+#define DMS_NIC_REG_VERSION 0x0004	 /* major << 16 | minor */
+#define DMS_NIC_REG_NUM_QUEUES 0x0008	 /* queue pairs */
+#define DMS_NIC_REG_MAC_LO 0x000c	 /* MAC bytes 0..3, byte 0 in bits 7:0 */
+#define DMS_NIC_REG_MAC_HI 0x0010	 /* MAC bytes 4..5 in bits 15:0 */
+#define DMS_NIC_REG_NODE_INDEX 0x0014	 /* index of the node in its cluster */
+#define DMS_NIC_REG_MAX_MTU 0x0018	 /* largest MTU (L3 bytes): 9000 */
+#define DMS_NIC_REG_MAX_TX_FRAGS 0x001c	 /* descriptors per TX frame: 18 */
+#define DMS_NIC_REG_NTUPLE_SIZE 0x0020	 /* flow steering table entries: 64 */
+#define DMS_NIC_REG_CAPS 0x0024		 /* v1.5: DMS_NIC_CAP_* */
+#define DMS_NIC_CAP_TSO (1U << 0)	 /* DMS_TX_SEG_TCP4, DMS_TX_SEG_TCP6 */
+#define DMS_NIC_CAP_USO (1U << 1)	 /* DMS_TX_SEG_UDP */
+#define DMS_NIC_CAP_PTP (1U << 8)	 /* v1.6: PTP clock, RX/TX timestamps */
+#define DMS_NIC_CAP_TX_RATE (1U << 9)	 /* v1.6: TX rate limits (queue, device) */
+#define DMS_NIC_CAP_MAC_STATS (1U << 10) /* v1.6: pause and FEC registers */
+#define DMS_NIC_CAP_SERIAL (1U << 11)	 /* v1.6: SERIAL_LO/HI */
 
 /* v1.6 CAPS bits: RSS contexts, hashed fields, symmetric hashing (below). */
 #define DMS_NIC_CAP_RSS_CTX (1U << 3)
@@ -121,6 +125,79 @@
 #define DMS_NIC_GRO_AGE_MAX_NS 1000000000
 #define DMS_NIC_GRO_QUEUE_BYTES (1U << 20)
 #define DMS_NIC_GRO_MAX_BUFS 17 /* payload buffers per frame (Linux MAX_SKB_FRAGS) */
+
+/*
+ * PTP hardware clock (v1.6, DMS_NIC_CAP_PTP): a 64-bit nanosecond counter
+ * that runs with the device's time (the simulated time; under QEMU the
+ * virtual clock, docs/datasheet.md) at a rate the host trims with
+ * PTP_ADJ_FINE. Reading PTP_TIME_LO latches the whole counter: PTP_TIME_HI
+ * then reads bits 63:32 of that same value (an 8-byte read at PTP_TIME_LO,
+ * which is 8-byte aligned, does both). PTP_CMD applies PTP_SET_LO/HI: SET loads the counter, ADJ
+ * adds the staged value as a signed 64-bit number (modulo 2^64). Timestamps
+ * are the counter when the frame's first byte crossed the MAC; RX stamps
+ * carry bits 46:0 (dms_rx_cmpl), TX stamps bits 31:0 (dms_tx_cmpl): the
+ * host extends them with a counter value read within 2^30 ns (TX) or
+ * 2^45 ns (RX) of the stamp.
+ */
+#define DMS_NIC_REG_PTP_CTRL 0x0800    /* RW */
+#define DMS_NIC_PTP_RX_ALL (1U << 0)   /* stamp every received frame */
+#define DMS_NIC_REG_PTP_TIME_LO 0x0808 /* RO: bits 31:0, latches bits 63:32 */
+#define DMS_NIC_REG_PTP_TIME_HI 0x080c /* RO: latched bits 63:32 */
+#define DMS_NIC_REG_PTP_SET_LO 0x0810  /* RW: staged value, bits 31:0 */
+#define DMS_NIC_REG_PTP_SET_HI 0x0814  /* RW: staged value, bits 63:32 */
+#define DMS_NIC_REG_PTP_CMD 0x0818     /* write: DMS_NIC_PTP_CMD_*; reads 0 */
+#define DMS_NIC_PTP_CMD_SET 1	       /* counter = staged value */
+#define DMS_NIC_PTP_CMD_ADJ 2	       /* counter += (s64)staged value */
+/*
+ * RW: the counter's rate offset, signed, in units of 2^-16 ppm (Linux's
+ * scaled_ppm); writes are clamped to +-DMS_NIC_PTP_ADJ_FINE_MAX.
+ */
+#define DMS_NIC_REG_PTP_ADJ_FINE 0x081c
+#define DMS_NIC_PTP_ADJ_FINE_MAX (1000 * 65536) /* +-1000 ppm */
+#define DMS_NIC_REG_PTP_RX_STAMPS 0x0820	/* RO: RX frames stamped (wraps) */
+#define DMS_NIC_REG_PTP_TX_STAMPS 0x0824	/* RO: TX frames stamped (wraps) */
+
+/*
+ * Device TX rate limit (v1.6, DMS_NIC_CAP_TX_RATE): every frame sent, of
+ * any queue, also takes its bytes from this token bucket (see the queue's
+ * TXQ_RATE_KBPS for the rules). RATE 0: unlimited.
+ */
+#define DMS_NIC_REG_TX_RATE_KBPS 0x0840 /* RW: 1000 bit/s units, 0 = off */
+#define DMS_NIC_REG_TX_BURST 0x0844	/* RW: bucket bytes */
+#define DMS_NIC_TX_BURST_MIN 1536	/* smaller BURST values read back as this */
+#define DMS_NIC_TX_BURST_MAX (1U << 24)
+#define DMS_NIC_REG_TX_RATE_WAITS 0x0848 /* RO: frames held back by a limit (wraps) */
+
+/*
+ * MAC: pause (IEEE 802.3 annex 31B) and FEC (v1.6, DMS_NIC_CAP_MAC_STATS).
+ * The MAC does no flow control: it never sends PAUSE frames and ignores
+ * received ones (counted, then dropped as MAC control frames). The link
+ * runs RS(528,514) FEC (IEEE 802.3 clause 91); the model's wire has no
+ * bit errors, so every codeword decodes with 0 symbol errors. 64-bit
+ * counters: reading _LO latches _HI.
+ */
+#define DMS_NIC_REG_MAC_PAUSE 0x0880	   /* RO: DMS_NIC_PAUSE_* in effect (0) */
+#define DMS_NIC_PAUSE_RX (1U << 0)	   /* honours received PAUSE */
+#define DMS_NIC_PAUSE_TX (1U << 1)	   /* sends PAUSE */
+#define DMS_NIC_PAUSE_AUTONEG (1U << 2)	   /* negotiated */
+#define DMS_NIC_REG_PAUSE_RX_FRAMES 0x0884 /* RO: PAUSE frames received (wraps) */
+#define DMS_NIC_REG_PAUSE_TX_FRAMES 0x0888 /* RO: PAUSE frames sent (wraps) */
+#define DMS_NIC_REG_FEC_MODE 0x088c	   /* RO: DMS_NIC_FEC_* */
+#define DMS_NIC_FEC_NONE 0
+#define DMS_NIC_FEC_RS 1	      /* RS(528,514) */
+#define DMS_NIC_FEC_CW_DATA_BITS 5140 /* payload bits per codeword */
+#define DMS_NIC_REG_FEC_CW_LO 0x0890  /* RO: codewords received, 0 errors */
+#define DMS_NIC_REG_FEC_CW_HI 0x0894
+#define DMS_NIC_REG_FEC_CORRECTED 0x0898 /* RO: codewords corrected (wraps) */
+#define DMS_NIC_REG_FEC_UNCORR 0x089c	 /* RO: codewords not correctable (wraps) */
+
+/*
+ * RO (v1.6, DMS_NIC_CAP_SERIAL): the device's 64-bit serial number, the
+ * EUI-64 of its MAC address (FF:FE inserted after byte 2), byte 0 in bits
+ * 63:56 of the value.
+ */
+#define DMS_NIC_REG_SERIAL_LO 0x08c0
+#define DMS_NIC_REG_SERIAL_HI 0x08c4
 
 /*
  * RSS: Toeplitz hash over the IPv4/IPv6 addresses and, for TCP/UDP, the
@@ -286,5 +363,16 @@
 #define DMS_NIC_Q_RX_ITR_FRAMES 0x8c
 #define DMS_NIC_Q_TX_ITR_FRAMES 0x90
 #define DMS_NIC_ITR_MAX_FRAMES 65535
+
+/*
+ * Queue TX rate limit (v1.6, DMS_NIC_CAP_TX_RATE, RW, read live): a token
+ * bucket of TXQ_BURST bytes filled at TXQ_RATE_KBPS * 1000 bit/s. The
+ * queue sends its next frame (all segments of a super-frame) only while
+ * the bucket is not negative, and each frame takes its bytes (Ethernet
+ * header to the end of the payload) from it; the engine serves the other
+ * queues meanwhile. RATE 0: unlimited. Writing RATE refills the bucket.
+ */
+#define DMS_NIC_TXQ_RATE_KBPS 0xa0
+#define DMS_NIC_TXQ_BURST 0xa4 /* DMS_NIC_TX_BURST_MIN..MAX */
 
 #endif /* DEVMEMSIM_NIC_REGS_H */

@@ -92,6 +92,7 @@ void Nic::reset()
 		q->clear();
 		q->rx_doorbell.notify(sc_core::SC_ZERO_TIME); // waiters see the queue off
 	}
+	ptp_reset();
 	rx_fifo_.clear();
 	data_done_ = frame_done_ = sc_core::SC_ZERO_TIME;
 	rx_dma_done_.clear();

@@ -26,6 +26,7 @@
 #include "devmemsim/nic_regs.h"
 #include "nic/nic_gro.h"
 #include "nic/parser.h"
+#include "nic/ptp.h"
 #include "nic/rss.h"
 #include "nic/rtl_parser.h"
 #include "nic/steer.h"
@@ -47,6 +48,11 @@ struct NicCounters {
 	uint64_t tx_tso = 0, tx_tso_segs = 0, tx_tso_err = 0;
 	uint64_t rx_gro_frames = 0, rx_gro_segs = 0; // coalesced frames, segments in them
 	uint64_t rss_err = 0;			     // refused RSS register writes
+	// v1.6: frames stamped with the PTP clock; times a queue with a frame
+	// ready waited for a rate limit; PAUSE frames received; bits the MAC
+	// received (FEC codewords are bits / DMS_NIC_FEC_CW_DATA_BITS).
+	uint64_t ptp_rx_stamps = 0, ptp_tx_stamps = 0, tx_rate_waits = 0;
+	uint64_t pause_rx = 0, mac_rx_bits = 0;
 };
 
 class Nic : public sc_core::sc_module, public RegFile
@@ -159,15 +165,17 @@ private:
 	// Transmit (nic_tx.cc).
 	void tx_thread();
 	unsigned tx_frame(unsigned qi);
+	bool tx_serve(unsigned qi, sc_core::sc_time *due, bool *waiting);
 	TxChain tx_gather(unsigned qi, std::vector<dms_tx_desc> &d, TxSeg &seg);
 	bool tx_read_frame(const std::vector<dms_tx_desc> &d, std::vector<uint8_t> &frame,
 			   bool seg);
 	bool tx_send(unsigned qi, std::vector<uint8_t> &frame, bool csum);
 	bool tx_segment(unsigned qi, const std::vector<uint8_t> &frame, const dms_tx_seg_desc &sd,
 			unsigned &sent);
-	void tx_complete(unsigned qi, uint16_t tag, bool bad);
+	void tx_complete(unsigned qi, uint16_t tag, bool bad, uint32_t ts);
 	void tx_ring_fault(unsigned qi, const char *what);
-	unsigned tx_serve();
+	unsigned tx_serve(sc_core::sc_time *due, bool *waiting);
+	bool tx_rate_allows(unsigned qi, sc_core::sc_time *due, bool *waiting);
 	void tx_served(unsigned qi, unsigned frames);
 	// Frames handled at one simulated time by the RX or TX engine.
 	struct WorkBudget {
@@ -184,6 +192,25 @@ private:
 	void rx_gro_expire(WorkBudget &budget);
 	bool rx_gro_next_due(sc_core::sc_time *due) const;
 	sc_core::sc_time rx_gro_max_age() const;
+
+	// PTP clock, rate limits, MAC and serial registers (nic_ptp.cc).
+	uint32_t ptp_mac_read(uint32_t off);
+	void ptp_mac_write(uint32_t off, uint32_t val);
+	uint32_t queue_rate_read(const Queue &q, uint32_t off) const;
+	void queue_rate_write(Queue &q, uint32_t off, uint32_t val);
+	void ptp_reset();
+	// The PTP clock offset_ns from now.
+	uint64_t ptp_now(int64_t offset_ns = 0) const;
+	// A received frame's stamp (if PTP_CTRL asks): when its first byte
+	// came in, in timed mode one wire time before now.
+	PtpStamp rx_stamp(size_t frame_len) const;
+	// The MAC's view of a received frame: FEC codewords, PAUSE frames
+	// (false: consumed by the MAC).
+	bool mac_receive(const std::vector<uint8_t> &frame);
+	// Whether queue qi's and the device's rate limits let a frame go now;
+	// if not, *due is when they may.
+	bool tx_rate_ready(unsigned qi, sc_core::sc_time *due);
+	void tx_rate_take(unsigned qi, size_t bytes);
 
 	// Interrupts (nic_irq.cc).
 	void admin_write(uint32_t off, uint32_t val);
@@ -236,6 +263,16 @@ private:
 	sc_core::sc_time tx_wire_free_;		   // end of the last TX frame's wire time
 	// nic.parser = "rtl": the verilated parser
 	std::unique_ptr<RtlParser> rtl_;
+	// v1.6 (nic_ptp.cc): the clock and its registers; the device-wide
+	// rate limit; the TX stamp of the chain being sent (its first frame's).
+	PtpClock ptp_;
+	uint32_t ptp_ctrl_ = 0, ptp_latch_hi_ = 0, fec_latch_hi_ = 0;
+	uint64_t ptp_stage_ = 0;
+	TokenBucket tx_rate_;
+	struct TxStamp {
+		bool want = false;
+		PtpStamp at;
+	} tx_stamp_;
 	NicCounters c_;
 	Tracer trace_{DMS_DEV_NIC};
 

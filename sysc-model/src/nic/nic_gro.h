@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "nic/parser.h"
+#include "nic/ptp.h"
 
 namespace devmemsim
 {
@@ -83,6 +84,7 @@ struct GroAggregate {
 	bool hashed = false, push = false;
 	uint64_t serial = 0;	 // open order within the queue
 	sc_core::sc_time opened; // when its first segment came
+	PtpStamp stamp;		 // the first segment's (v1.6)
 
 	// Whether seg is the next segment of this aggregate (same headers
 	// but for the mutable fields, next sequence number, IPv4 ID rule,

@@ -66,6 +66,8 @@ struct Nic::Queue {
 	uint32_t tx_burst = 0;
 	// Hardware GRO: the aggregates open on this RX queue.
 	GroTable gro;
+	// TX rate limit (v1.6): read live, kept across ring enables.
+	TokenBucket tx_rate;
 	// Statistics.
 	uint64_t rx_frames = 0, rx_split = 0, tx_frames = 0;
 
@@ -149,6 +151,7 @@ struct Nic::Queue {
 		irq_ev.cancel();
 		itr_ns = itr_frames = {};
 		waiting = {};
+		tx_rate.reset();
 	}
 	bool completions_pending() const
 	{
@@ -172,6 +175,7 @@ struct Nic::RxFrame {
 	bool hashed = false;
 	int csum = -1; // TCP/UDP (and IPv4 header) checksums: -1 not checked yet
 	uint16_t gro_segs = 0, gso_size = 0; // a coalesced frame (nic_gro.h)
+	PtpStamp stamp;			     // v1.6: when it crossed the MAC
 	unsigned qi = 0;
 	// The queue's setup and epoch when the frame got its room: every
 	// length below is checked against this setup.

@@ -90,6 +90,8 @@ uint32_t Nic::read32(uint32_t off)
 				  off % DMS_NIC_Q_STRIDE);
 	if (uint32_t val; rss_read(off, &val))
 		return val;
+	if (in_range(off, DMS_NIC_REG_PTP_CTRL, DMS_NIC_REG_PTP_CTRL + 0x400))
+		return ptp_mac_read(off);
 	switch (off) {
 	case DMS_NIC_REG_ID:
 		return DMS_NIC_ID_MAGIC;
@@ -112,7 +114,8 @@ uint32_t Nic::read32(uint32_t off)
 		return kNtupleSize;
 	case DMS_NIC_REG_CAPS:
 		return DMS_NIC_CAP_TSO | DMS_NIC_CAP_USO | DMS_NIC_CAP_RSS_CTX |
-		       DMS_NIC_CAP_RSS_FIELDS | DMS_NIC_CAP_RSS_SYM;
+		       DMS_NIC_CAP_RSS_FIELDS | DMS_NIC_CAP_RSS_SYM | DMS_NIC_CAP_PTP |
+		       DMS_NIC_CAP_TX_RATE | DMS_NIC_CAP_MAC_STATS | DMS_NIC_CAP_SERIAL;
 	case DMS_NIC_REG_CTRL:
 		return 0;
 	case DMS_NIC_REG_STATUS:
@@ -210,6 +213,9 @@ uint32_t Nic::queue_read(const Queue &q, uint32_t off) const
 	case DMS_NIC_Q_RX_ITR_FRAMES:
 	case DMS_NIC_Q_TX_ITR_FRAMES:
 		return q.itr_frames[off == DMS_NIC_Q_TX_ITR_FRAMES];
+	case DMS_NIC_TXQ_RATE_KBPS:
+	case DMS_NIC_TXQ_BURST:
+		return queue_rate_read(q, off);
 	default:
 		return DMS_REG_UNDEFINED;
 	}
@@ -238,6 +244,10 @@ void Nic::write32(uint32_t off, uint32_t val)
 		return;
 	if (in_range(off, DMS_NIC_REG_NT_CTRL, DMS_NIC_REG_NT_COMMIT + 4)) {
 		ntuple_write(off, val);
+		return;
+	}
+	if (in_range(off, DMS_NIC_REG_PTP_CTRL, DMS_NIC_REG_PTP_CTRL + 0x400)) {
+		ptp_mac_write(off, val);
 		return;
 	}
 	switch (off) {
@@ -363,6 +373,10 @@ void Nic::queue_write(unsigned qi, uint32_t off, uint32_t val)
 	case DMS_NIC_Q_TX_ITR_FRAMES:
 		q.itr_frames[off == DMS_NIC_Q_TX_ITR_FRAMES] =
 			std::min<uint32_t>(val, DMS_NIC_ITR_MAX_FRAMES);
+		break;
+	case DMS_NIC_TXQ_RATE_KBPS:
+	case DMS_NIC_TXQ_BURST:
+		queue_rate_write(q, off, val);
 		break;
 	default:
 		break;

@@ -65,7 +65,7 @@ void Nic::rx_thread()
 		rx_fifo_.pop_front();
 		if (timed_)
 			sc_core::wait(wire_time(frame.size()));
-		if (!rx_frame(frame))
+		if (mac_receive(frame) && !rx_frame(frame))
 			c_.rx_drop++;
 		rx_retire();
 		if (rx_refused_) {
@@ -85,6 +85,7 @@ bool Nic::rx_frame(const std::vector<uint8_t> &frame)
 		return false;
 	}
 	RxFrame f(frame);
+	f.stamp = rx_stamp(frame.size());
 	rx_classify(f);
 	// TCP, or IP the parser left without L4: TCP may be further in (rx_gro).
 	const bool tcp_maybe = f.p.l4 == L4::Tcp || (f.p.l3 != L3::None && f.p.l4 == L4::None);
@@ -125,6 +126,8 @@ bool Nic::rx_deliver(RxFrame &f)
 	q.rx_frames++;
 	c_.rx_frames++;
 	c_.rx_bytes += f.len();
+	if (f.stamp.valid)
+		c_.ptp_rx_stamps++;
 	if (f.gro_segs) {
 		c_.rx_gro_frames++;
 		c_.rx_gro_segs += f.gro_segs;
@@ -289,6 +292,11 @@ bool Nic::rx_complete(Queue &q, RxFrame &f, bool ok)
 			c.rss_hash = f.hashed ? f.hash : 0;
 			c.gro_segs = ok ? f.gro_segs : 0;
 			c.gso_size = ok ? f.gso_size : 0;
+			if (ok && f.stamp.valid) {
+				c.ts_hi = static_cast<uint16_t>(
+					DMS_RX_TS_VALID | (hi32(f.stamp.ns) & DMS_RX_TS_HI_MASK));
+				c.ts_lo = lo32(f.stamp.ns);
+			}
 		}
 		if (i == nc - 1 || !ok)
 			fl |= DMS_RX_F_EOP;

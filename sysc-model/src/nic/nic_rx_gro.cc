@@ -80,6 +80,7 @@ bool Nic::rx_gro(RxFrame &f)
 	first.flow = flow;
 	first.serial = q.gro.serial++;
 	first.opened = sc_core::sc_time_stamp();
+	first.stamp = f.stamp;
 	first.append(f.data.data(), seg);
 	q.gro.held += bytes;
 	q.gro.open.push_back(std::move(first));
@@ -105,6 +106,7 @@ void Nic::rx_gro_flush(unsigned qi, int i, const char *why)
 	f.hash = a.hash;
 	f.hashed = a.hashed;
 	f.csum = 1; // every segment was checked
+	f.stamp = a.stamp;
 	if (a.segs > 1) {
 		f.gro_segs = static_cast<uint16_t>(a.segs);
 		f.gso_size = static_cast<uint16_t>(a.gso_size);

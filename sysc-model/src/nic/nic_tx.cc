@@ -19,20 +19,25 @@ void Nic::tx_thread()
 {
 	WorkBudget budget;
 	for (;;) {
-		const unsigned frames = tx_serve();
-		if (!frames)
-			sc_core::wait(tx_ev_);
-		else
+		bool waiting = false; // a queue with work waits for a rate limit
+		sc_core::sc_time due;
+		const unsigned frames = tx_serve(&due, &waiting);
+		if (frames)
 			spend(budget, frames, kTxBudget);
+		else if (waiting)
+			sc_core::wait(due - sc_core::sc_time_stamp(), tx_ev_);
+		else
+			sc_core::wait(tx_ev_);
 	}
 }
 
 // Send one frame: from the queue whose oldest unserved doorbell rang
 // first, passing over queues whose next frame is not all posted yet (a
 // fast NIC puts frames on the wire in the order the host posted them,
-// whatever the queue). Returns the work done in frames, 0 if no queue
-// had a frame to send.
-unsigned Nic::tx_serve()
+// whatever the queue) and queues their rate limits hold back (then
+// *waiting is set and *due is the earliest time one may go). Returns the
+// work done in frames, 0 if no queue had a frame to send.
+unsigned Nic::tx_serve(sc_core::sc_time *due, bool *waiting)
 {
 	// A member, not a local: a SystemC thread's stack is never unwound.
 	std::vector<std::pair<uint64_t, unsigned>> &ready = tx_ready_;
@@ -47,6 +52,8 @@ unsigned Nic::tx_serve()
 		const Queue &q = *q_[qi];
 		if (!q.tx_on || !q.tdescs() || !q.tcmpl_free())
 			continue; // changed while the engine waited for the wire
+		if (!tx_rate_allows(qi, due, waiting))
+			continue;
 		const unsigned frames = tx_frame(qi);
 		tx_pace();
 		if (frames) {
@@ -70,6 +77,20 @@ void Nic::tx_served(unsigned qi, unsigned frames)
 		q.tx_marks.front().order = tx_doorbells_++;
 		q.tx_burst = 0;
 	}
+}
+
+// Whether queue qi's and the device's rate limits let its frame go now;
+// if not, *waiting is set and *due is the earliest time such a frame may.
+bool Nic::tx_rate_allows(unsigned qi, sc_core::sc_time *due, bool *waiting)
+{
+	sc_core::sc_time at;
+	if (tx_rate_ready(qi, &at))
+		return true;
+	c_.tx_rate_waits++;
+	if (!*waiting || at < *due)
+		*due = at;
+	*waiting = true;
+	return false;
 }
 
 // Read the descriptors from the ring head up to EOP into d, a leading
@@ -162,6 +183,8 @@ unsigned Nic::tx_frame(unsigned qi)
 	if (q.tx_epoch != epoch)
 		return 1;
 	q.tx_head = (q.tx_head + static_cast<uint32_t>(d.size() + seg.on)) % q.tx_size;
+	tx_stamp_ = TxStamp{};
+	tx_stamp_.want = !bad && (d[0].flags & DMS_TX_F_TS);
 	unsigned sent = 1;
 	if (!bad && seg.on) {
 		if (!tx_segment(qi, frame, seg.d, sent))
@@ -172,7 +195,10 @@ unsigned Nic::tx_frame(unsigned qi)
 	}
 	if (q.tx_epoch != epoch)
 		return std::max(sent, 1u);
-	tx_complete(qi, d.back().tag, bad);
+	const PtpStamp ts = tx_stamp_.at;
+	if (ts.valid)
+		c_.ptp_tx_stamps++;
+	tx_complete(qi, d.back().tag, bad, ts.valid ? lo32(ts.ns) : 0);
 	if (q.tx_epoch == epoch)
 		signal(qi);
 	return std::max(sent, 1u);
@@ -216,11 +242,17 @@ bool Nic::tx_send(unsigned qi, std::vector<uint8_t> &frame, bool csum)
 		Parsed p = parse_frame(frame.data(), frame.size());
 		l4_csum_fill(frame.data(), p);
 	}
+	sc_core::sc_time start = sc_core::sc_time_stamp();
 	if (timed_) {
 		// On the wire once its data is read and the previous frame is out.
-		const sc_core::sc_time now = sc_core::sc_time_stamp();
-		tx_wire_free_ = std::max(now + data_done_, tx_wire_free_) + wire_time(frame.size());
+		start = std::max(start + data_done_, tx_wire_free_);
+		tx_wire_free_ = start + wire_time(frame.size());
 	}
+	if (tx_stamp_.want && !tx_stamp_.at.valid) {
+		const sc_core::sc_time ahead = start - sc_core::sc_time_stamp();
+		tx_stamp_.at = {true, ptp_now(static_cast<int64_t>(ahead.value() / 1000))};
+	}
+	tx_rate_take(qi, frame.size());
 	q.tx_frames++;
 	c_.tx_frames++;
 	c_.tx_bytes += frame.size();
@@ -229,13 +261,14 @@ bool Nic::tx_send(unsigned qi, std::vector<uint8_t> &frame, bool csum)
 	return q.tx_epoch == epoch;
 }
 
-void Nic::tx_complete(unsigned qi, uint16_t tag, bool bad)
+void Nic::tx_complete(unsigned qi, uint16_t tag, bool bad, uint32_t ts)
 {
 	Queue &q = *q_[qi];
 	const uint64_t epoch = q.tx_epoch;
 	dms_tx_cmpl c{};
 	c.flags = static_cast<uint16_t>((q.tx_phase ? DMS_TX_C_GEN : 0) | (bad ? DMS_TX_C_ERR : 0));
 	c.tag = tag;
+	c.ts = ts;
 	const uint32_t slot = q.tcmpl_tail;
 	// Written once the NIC holds the frame's bytes, not after the wire.
 	const bool written = dma_rw(q.tx_cfg.tcmpl_base + sizeof(c) * slot, &c, sizeof(c), true,
