@@ -681,10 +681,8 @@ void play(Reader &r)
 		break;
 	case kSegment:
 	case kRssSetup:
-		(op == kSegment ? op_wire_segment : op_rss_setup)(r);
-		break;
-	case kTiming:
-		op_timing(r);
+	case kTiming: // the v1.5/v1.6 register and wire ops
+		(op == kSegment ? op_wire_segment : op == kRssSetup ? op_rss_setup : op_timing)(r);
 		break;
 	}
 }
