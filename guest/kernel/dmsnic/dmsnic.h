@@ -33,9 +33,12 @@
 #include <linux/if_vlan.h>
 #include <linux/interrupt.h>
 #include <linux/netdevice.h>
+#include <linux/net_tstamp.h>
 #include <linux/pci.h>
+#include <linux/ptp_clock_kernel.h>
 #include <linux/u64_stats_sync.h>
 #include <linux/workqueue.h>
+#include <net/devlink.h>
 #include <net/netdev_queues.h>
 #include <net/netmem.h>
 #include <net/xdp.h>
@@ -291,6 +294,16 @@ struct dmsnic_coal {
 	bool adaptive_rx;	/* net_dim picks each pair's RX moderation */
 };
 
+/* The PTP hardware clock and the timestamping configuration (v1.6). */
+struct dmsnic_ptp {
+	bool supported;			/* CAPS: the device has the clock */
+	struct ptp_clock *clock;	/* NULL: no PHC registered */
+	struct ptp_clock_info info;
+	spinlock_t lock;		/* latched clock reads, SET/ADJ */
+	u64 last_ns;			/* a recent full read: extends RX stamps */
+	struct kernel_hwtstamp_config cfg;
+};
+
 struct dmsnic_priv {
 	struct net_device *netdev;
 	struct pci_dev *pdev;
@@ -298,6 +311,7 @@ struct dmsnic_priv {
 	int admin_irq;
 	char admin_irq_name[32];
 
+	u32 caps;		/* DMS_NIC_CAP_* (0 before v1.5) */
 	u32 max_queues;		/* queue pairs the device has */
 	u32 num_queues;		/* queue pairs in use (ethtool -L) */
 	u32 max_tx_frags;
@@ -336,6 +350,10 @@ struct dmsnic_priv {
 	spinlock_t hw_stats_lock;	/* hw_stats, hw_stats_last */
 	u64 hw_stats[DMSNIC_HW_NUM_STATS];
 	u32 hw_stats_last[DMSNIC_HW_NUM_STATS];
+
+	struct dmsnic_ptp ptp;
+	struct devlink *devlink;
+	struct devlink_port devlink_port;
 };
 
 static inline u32 dmsnic_rd32(struct dmsnic_priv *priv, u32 reg)
@@ -455,6 +473,51 @@ int dmsnic_modify_rxfh_context(struct net_device *netdev,
 int dmsnic_remove_rxfh_context(struct net_device *netdev,
 			       struct ethtool_rxfh_context *ctx,
 			       u32 rss_context, struct netlink_ext_ack *extack);
+/* dmsnic_ptp.c */
+void dmsnic_ptp_init(struct dmsnic_priv *priv);
+void dmsnic_ptp_remove(struct dmsnic_priv *priv);
+bool dmsnic_ptp_rx_ns(struct dmsnic_priv *priv, const struct dms_rx_cmpl *c,
+		      u64 *ns);
+void dmsnic_ptp_rx(struct dmsnic_priv *priv, struct sk_buff *skb,
+		   const struct dms_rx_cmpl *c);
+u16 dmsnic_ptp_tx_flags(struct dmsnic_priv *priv, struct sk_buff *skb);
+void dmsnic_ptp_tx_done(struct dmsnic_priv *priv, struct sk_buff *skb, u32 ts);
+int dmsnic_hwtstamp_get(struct net_device *netdev,
+			struct kernel_hwtstamp_config *cfg);
+int dmsnic_hwtstamp_set(struct net_device *netdev,
+			struct kernel_hwtstamp_config *cfg,
+			struct netlink_ext_ack *extack);
+int dmsnic_get_ts_info(struct net_device *netdev,
+		       struct kernel_ethtool_ts_info *info);
+
+/* dmsnic_mac.c */
+void dmsnic_get_pauseparam(struct net_device *netdev,
+			   struct ethtool_pauseparam *pause);
+int dmsnic_set_pauseparam(struct net_device *netdev,
+			  struct ethtool_pauseparam *pause);
+void dmsnic_get_pause_stats(struct net_device *netdev,
+			    struct ethtool_pause_stats *stats);
+int dmsnic_get_fecparam(struct net_device *netdev,
+			struct ethtool_fecparam *fec);
+void dmsnic_get_fec_stats(struct net_device *netdev,
+			  struct ethtool_fec_stats *stats,
+			  struct ethtool_fec_hist *hist);
+
+/* dmsnic_shaper.c: built with the kernel's net-shaper API */
+extern const struct net_shaper_ops dmsnic_shaper_ops;
+
+/* dmsnic_devlink.c: built with devlink */
+#if IS_ENABLED(CONFIG_NET_DEVLINK)
+int dmsnic_devlink_register(struct dmsnic_priv *priv);
+void dmsnic_devlink_unregister(struct dmsnic_priv *priv);
+#else
+static inline int dmsnic_devlink_register(struct dmsnic_priv *priv)
+{
+	return 0;
+}
+
+static inline void dmsnic_devlink_unregister(struct dmsnic_priv *priv) {}
+#endif
 
 /* dmsnic_stats.c */
 void dmsnic_get_stats64(struct net_device *netdev,

@@ -620,4 +620,10 @@ const struct ethtool_ops dmsnic_ethtool_ops = {
 	.create_rxfh_context	= dmsnic_create_rxfh_context,
 	.modify_rxfh_context	= dmsnic_modify_rxfh_context,
 	.remove_rxfh_context	= dmsnic_remove_rxfh_context,
+	.get_ts_info		= dmsnic_get_ts_info,
+	.get_pauseparam		= dmsnic_get_pauseparam,
+	.set_pauseparam		= dmsnic_set_pauseparam,
+	.get_pause_stats	= dmsnic_get_pause_stats,
+	.get_fecparam		= dmsnic_get_fecparam,
+	.get_fec_stats		= dmsnic_get_fec_stats,
 };

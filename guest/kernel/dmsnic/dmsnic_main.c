@@ -335,6 +335,11 @@ static const struct net_device_ops dmsnic_netdev_ops = {
 	.ndo_set_features	= dmsnic_set_features,
 	.ndo_get_stats64	= dmsnic_get_stats64,
 	.ndo_tx_timeout		= dmsnic_tx_timeout,
+	.ndo_hwtstamp_get	= dmsnic_hwtstamp_get,
+	.ndo_hwtstamp_set	= dmsnic_hwtstamp_set,
+#if IS_ENABLED(CONFIG_NET_SHAPER)
+	.net_shaper_ops		= &dmsnic_shaper_ops,
+#endif
 	.ndo_validate_addr	= eth_validate_addr,
 	.ndo_bpf		= dmsnic_bpf,
 	.ndo_xdp_xmit		= dmsnic_xdp_xmit,
@@ -414,6 +419,8 @@ static int dmsnic_init_priv(struct dmsnic_priv *priv)
 	u32 nq = priv->max_queues, i;
 
 	priv->num_queues = min(nq, DMSNIC_DEFAULT_QUEUES);
+	if (dmsnic_rd32(priv, DMS_NIC_REG_VERSION) >= 0x00010005)
+		priv->caps = dmsnic_rd32(priv, DMS_NIC_REG_CAPS);
 	priv->max_tx_frags = dmsnic_rd32(priv, DMS_NIC_REG_MAX_TX_FRAGS);
 	priv->ntuple_size = dmsnic_rd32(priv, DMS_NIC_REG_NTUPLE_SIZE);
 	priv->rx_ring_size = DMSNIC_RING_DEFAULT;
@@ -555,8 +562,15 @@ static int dmsnic_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 
 	netif_carrier_off(netdev);
 	pci_set_drvdata(pdev, priv);
-	err = register_netdev(netdev);
+	dmsnic_ptp_init(priv);
+	err = dmsnic_devlink_register(priv);
+	if (!err) {
+		err = register_netdev(netdev);
+		if (err)
+			dmsnic_devlink_unregister(priv);
+	}
 	if (err) {
+		dmsnic_ptp_remove(priv);
 		free_irq(priv->admin_irq, priv);
 		return dev_err_probe(dev, err, "cannot register netdev\n");
 	}
@@ -585,6 +599,8 @@ static void dmsnic_remove(struct pci_dev *pdev)
 	free_irq(priv->admin_irq, priv);
 	disable_work_sync(&priv->fault_work);
 	unregister_netdev(priv->netdev);
+	dmsnic_devlink_unregister(priv);
+	dmsnic_ptp_remove(priv);
 	dmsnic_reset(pdev, priv->regs);
 }
 

@@ -407,6 +407,7 @@ void dmsnic_rx_meta(struct dmsnic_qp *qp, struct sk_buff *skb,
 		skb_set_hash(skb, le32_to_cpu(c->rss_hash),
 			     (info & DMS_RX_L4_MASK) ? PKT_HASH_TYPE_L4 :
 						       PKT_HASH_TYPE_L3);
+	dmsnic_ptp_rx(qp->priv, skb, c);
 }
 
 void dmsnic_rx_count_drop(struct dmsnic_qp *qp)
@@ -871,6 +872,7 @@ static int dmsnic_tx_prepare(struct dmsnic_priv *priv, struct sk_buff *skb)
 	if (skb_shinfo(skb)->nr_frags + 1 > priv->max_tx_frags &&
 	    __skb_linearize(skb))
 		return -ENOMEM;
+	sop |= dmsnic_ptp_tx_flags(priv, skb);
 	if (skb->ip_summed == CHECKSUM_PARTIAL) {
 		if (dmsnic_tx_csum_offloadable(skb))
 			sop |= DMS_TX_F_CSUM;
@@ -1036,6 +1038,9 @@ static void dmsnic_tx_clean(struct dmsnic_qp *qp, int budget)
 			continue;
 		}
 		done.errors += err;
+		if (!err)
+			dmsnic_ptp_tx_done(qp->priv, tx->bufs[tag].skb,
+					   le32_to_cpu(c->ts));
 		dmsnic_tx_complete(qp, &head, tag, err, budget, &done);
 	}
 	if (tx->cmpl_head == start)
