@@ -34,6 +34,9 @@ static ssize_t devmemsim_nic_receive(NetClientState *nc, const uint8_t *buf,
 {
     DevmemsimNic *s = qemu_get_nic_opaque(nc);
 
+    /* The frame's arrival time, for its PTP timestamp: the model may only
+     * get to it in a later step, at a time that lags QEMU's. */
+    dms_node_set_time(s->fn.node->model, qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL));
     /* 0: the NIC's FIFO is full; QEMU queues the frame until rx_ready. */
     if (dms_dev_receive(s->fn.node->model, s->fn.dev, buf, size) != 1) {
         trace_devmemsim_nic_rx(s->fn.name, size, false);

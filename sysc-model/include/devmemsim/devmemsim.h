@@ -104,7 +104,8 @@ uint64_t dms_node_deadline_ns(const dms_node *node);
  * are ignored), without stepping. The model steps only when it has work,
  * so its time lags the host's while it is idle; device clocks (the NIC's
  * PTP clock) run on the later of the two. A host calls it before register
- * accesses so that a clock read between steps sees the time of the read.
+ * accesses and before dms_nic_receive() so that a clock read between steps
+ * sees the time of the read, and a frame's RX stamp its arrival.
  */
 void dms_node_set_time(dms_node *node, uint64_t now_ns);
 

@@ -94,6 +94,7 @@ void Nic::reset()
 	}
 	ptp_reset();
 	rx_fifo_.clear();
+	rx_arrival_.clear();
 	data_done_ = frame_done_ = sc_core::SC_ZERO_TIME;
 	rx_dma_done_.clear();
 	if (rx_refused_) {

@@ -147,7 +147,7 @@ private:
 
 	// Receive (nic_rx.cc).
 	void rx_thread();
-	bool rx_frame(const std::vector<uint8_t> &frame);
+	bool rx_frame(const std::vector<uint8_t> &frame, uint64_t arrival);
 	bool rx_deliver(RxFrame &f);
 	unsigned select_queue(const Parsed &p, const uint8_t *frame, uint32_t *hash, bool *hashed);
 	void rx_classify(RxFrame &f);
@@ -201,9 +201,10 @@ private:
 	void ptp_reset();
 	// The PTP clock offset_ns from now.
 	uint64_t ptp_now(int64_t offset_ns = 0) const;
-	// A received frame's stamp (if PTP_CTRL asks): when its first byte
-	// came in, in timed mode one wire time before now.
-	PtpStamp rx_stamp(size_t frame_len) const;
+	// A received frame's stamp (if PTP_CTRL asks): when it reached the
+	// MAC (arrival, device time), in timed mode when its first byte came
+	// in, one wire time before now.
+	PtpStamp rx_stamp(size_t frame_len, uint64_t arrival) const;
 	// The MAC's view of a received frame: FEC codewords, PAUSE frames
 	// (false: consumed by the MAC).
 	bool mac_receive(const std::vector<uint8_t> &frame);
@@ -253,6 +254,7 @@ private:
 
 	std::vector<std::unique_ptr<Queue>> q_;
 	std::deque<std::vector<uint8_t>> rx_fifo_;
+	std::deque<uint64_t> rx_arrival_; // device time each FIFO frame came (v1.6)
 	bool rx_refused_ = false;
 	sc_core::sc_event rx_ev_, tx_ev_;
 	uint64_t tx_doorbells_ = 0; // TXQ_TAIL doorbells so far: their order

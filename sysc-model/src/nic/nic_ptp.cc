@@ -35,14 +35,18 @@ uint64_t Nic::ptp_now(int64_t offset_ns) const
 	return ptp_.at(sim::device_ns() + static_cast<uint64_t>(offset_ns));
 }
 
-PtpStamp Nic::rx_stamp(size_t frame_len) const
+PtpStamp Nic::rx_stamp(size_t frame_len, uint64_t arrival) const
 {
 	PtpStamp s;
-	if (ptp_ctrl_ & DMS_NIC_PTP_RX_ALL) {
-		const auto wire_ns = static_cast<int64_t>(wire_time(frame_len).value() / 1000);
-		s.valid = true;
-		s.ns = ptp_now(timed_ ? -wire_ns : 0);
-	}
+	if (!(ptp_ctrl_ & DMS_NIC_PTP_RX_ALL))
+		return s;
+	uint64_t raw = arrival;
+	const uint64_t now = sim::device_ns();
+	const uint64_t wire = wire_time(frame_len).value() / 1000;
+	if (timed_ && now > wire) // the wire serialised it after it arrived
+		raw = std::max(raw, now - wire);
+	s.valid = true;
+	s.ns = ptp_.at(raw);
 	return s;
 }
 

@@ -9,6 +9,7 @@
 #include "nic/nic.h"
 #include "nic/nic_gro.h"
 #include "nic/nic_queue.h"
+#include "sim/kernel.h"
 
 namespace devmemsim
 {
@@ -40,6 +41,7 @@ bool Nic::receive(const uint8_t *frame, size_t len)
 		return false;
 	}
 	rx_fifo_.emplace_back(frame, frame + len);
+	rx_arrival_.push_back(sim::device_ns());
 	rx_ev_.notify(sc_core::SC_ZERO_TIME);
 	return true;
 }
@@ -63,9 +65,11 @@ void Nic::rx_thread()
 			continue;
 		std::vector<uint8_t> frame = std::move(rx_fifo_.front());
 		rx_fifo_.pop_front();
+		const uint64_t arrival = rx_arrival_.front();
+		rx_arrival_.pop_front();
 		if (timed_)
 			sc_core::wait(wire_time(frame.size()));
-		if (mac_receive(frame) && !rx_frame(frame))
+		if (mac_receive(frame) && !rx_frame(frame, arrival))
 			c_.rx_drop++;
 		rx_retire();
 		if (rx_refused_) {
@@ -78,14 +82,14 @@ void Nic::rx_thread()
 
 // Place one frame; false if it was dropped (queue off or reset under it,
 // too long, or it can never fit the ring).
-bool Nic::rx_frame(const std::vector<uint8_t> &frame)
+bool Nic::rx_frame(const std::vector<uint8_t> &frame, uint64_t arrival)
 {
 	if (frame.size() < 14 || frame.size() > mtu_ + kL2Overhead) {
 		trace_("rx drop: %zu-byte frame, MTU %u", frame.size(), mtu_);
 		return false;
 	}
 	RxFrame f(frame);
-	f.stamp = rx_stamp(frame.size());
+	f.stamp = rx_stamp(frame.size(), arrival);
 	rx_classify(f);
 	// TCP, or IP the parser left without L4: TCP may be further in (rx_gro).
 	const bool tcp_maybe = f.p.l4 == L4::Tcp || (f.p.l3 != L3::None && f.p.l4 == L4::None);
