@@ -167,7 +167,8 @@ class Ptp(TwoNodes):
 
     def test_1_ethtool_reports_the_phc_and_hardware_timestamping(self):
         out = self.sh(0, f"ethtool -T {self.ifname[0]}")
-        self.assertRegex(out, r"(?i)PTP Hardware Clock: \d+")
+        # ethtool 6.14 calls the PHC "Hardware timestamp provider index"
+        self.assertRegex(out, r"(PTP Hardware Clock|Hardware timestamp provider index): \d+")
         for cap in ("hardware-transmit", "hardware-receive", "hardware-raw-clock"):
             self.assertIn(cap, out)
         self.assertIn("all", out)  # HWTSTAMP_FILTER_ALL
@@ -203,8 +204,6 @@ class Ptp(TwoNodes):
         for lag in r["lags_s"]:
             self.assertGreaterEqual(lag, 0)
             self.assertLess(lag, 1)
-        stats = self.sh(0, f"ethtool -T {self.ifname[0]}")
-        self.assertIn("PTP Hardware Clock", stats)
 
     def test_5_pause_and_fec_reports(self):
         pause = self.sh(0, f"ethtool -I -a {self.ifname[0]}")
