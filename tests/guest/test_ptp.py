@@ -160,6 +160,9 @@ class Ptp(TwoNodes):
         super().tearDownClass()
         assert complaints == {0: [], 1: []}, complaints
 
+    def run_rc(self, node, script):
+        return self.sh(node, f"{script} >/dev/null 2>&1; echo $?", check=False).strip()
+
     def py(self, node, script, *args, timeout=300):
         out = self.sh(node, f"python3 - {self.ifname[node]} {' '.join(map(str, args))} <<'EOF'\n{script}\nEOF",
                       timeout=timeout)
@@ -224,6 +227,12 @@ class Ptp(TwoNodes):
         self.assertEqual(dev["driver"], "dmsnic")
         self.assertRegex(dev["serial_number"], r"^[0-9a-f]{16}$")
         self.assertEqual(dev["versions"]["running"]["fw"], "1.6")
+        # The netdev's port: physical, one lane, so it cannot be split (what
+        # drivers/net/hw/devlink_port_split.py checks of a one-lane port).
+        ports = json.loads(self.sh(0, "devlink -j port show"))["port"]
+        name, port = next((k, v) for k, v in ports.items() if v.get("netdev") == self.ifname[0])
+        self.assertEqual((port["flavour"], port["lanes"], port["splittable"]), ("physical", 1, False))
+        self.assertNotEqual(self.run_rc(0, f"devlink port split {name} count 2"), "0")
 
     def test_7_queue_rate_limit_holds(self):
         caps = self.sh(0, f"python3 - {self.ifname[0]} caps <<'EOF'\n{SHAPER}\nEOF", check=False)
