@@ -549,12 +549,13 @@ def tree_inputs_key(src: Path) -> str:
 
 
 # What each test suite needs built (tests/meson.build): the model build is
-# enough for the unit, RTL, fuzz, lint, sweep and sim suites, QEMU too for the qtest and CLI
+# enough for the unit, RTL, fuzz, lint, sweep, sim and conformance suites, QEMU too for the qtest and CLI
 # suites, every artifact for the guest suite (and for a suite not listed),
 # and the debug kernel's too for the guest-debug suite.
 STAGES = ("model", "qemu", "guest", "guest-debug")
 SUITE_NEEDS = {"unit": "model", "rtl": "model", "fuzz": "model", "lint": "model", "cli": "qemu",
-               "sweep": "model", "sim": "model", "qemu": "qemu", "guest-debug": "guest-debug"}
+               "sweep": "model", "sim": "model", "conformance": "model", "qemu": "qemu",
+               "guest-debug": "guest-debug"}
 # meson test options that take a value (the next argument unless given as --opt=value).
 _MESON_VALUE_OPTS = {"--suite", "--no-suite", "--repeat", "--num-processes", "-j", "--setup",
                      "--wrapper", "--timeout-multiplier", "-t", "--test-args", "--logbase",

@@ -8,7 +8,7 @@ import sys
 import time
 from pathlib import Path
 
-from . import build, demo, fidelity, kselftest, sim, stats, sweep
+from . import build, conformance, demo, fidelity, kselftest, sim, stats, sweep
 from .addressing import MAX_NODES
 from .build import build_all, build_for_tests, build_lock, build_model
 from .cluster import Cluster, Machine, list_clusters, node_config
@@ -81,6 +81,7 @@ def make_parser():
     sim.add_command(sub)
     sweep.add_command(sub)
     fidelity.add_command(sub)
+    conformance.add_command(sub)
     t = sub.add_parser("test", help="build what the selected tests need and run them (meson test)")
     t.epilog = "Arguments after '--' go to meson test."
     add_kselftest_command(sub)
@@ -291,6 +292,7 @@ COMMANDS = {
     "fidelity": fidelity.run,
     "test": cmd_test,
     "kselftest": cmd_kselftest,
+    "conformance": conformance.run,
 }
 
 

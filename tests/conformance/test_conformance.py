@@ -1,0 +1,148 @@
+"""devmemsim conformance: the table written from a synthetic `devmemsim
+kselftest --json` run (a fake kernel tree gives the default set), reasons
+matched by file, case and message, and what breaks conformance: a fail, a
+skip or xfail without a reason, a file missing from the run, a stale reason,
+an out-of-date table (--check). No guest boots."""
+
+import json
+import sys
+import tempfile
+import unittest
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "cli"))
+from clilib import cli  # noqa: E402
+from devmemsim import conformance, kselftest  # noqa: E402
+
+REASONS = """\
+[[reason]]
+file = "hw/tso.py"
+case = "tso.*_tunnel*"
+reason = "tunnel segmentation not modelled: the device has no tunnel offload"
+
+[[reason]]
+file = "stats.py"
+says = "pause"
+reason = "no pause frames: the link has no flow control"
+"""
+
+CASES = {
+    "drivers/net:stats.py": [("stats.check_pause", "skip", "pause not supported"), ("stats.check_rx", "ok", "")],
+    "drivers/net/hw:tso.py": [("tso.ipv4", "ok", ""), ("tso.vxlan_tunnel_v4", "skip", "no tunnel offload"),
+                              ("tso.gre_tunnel_v6", "xfail", "")],
+}
+
+
+def run_json(tree: Path, cases=None, problems=None) -> dict:
+    """A kselftest --json summary of the fake tree's files."""
+    files = []
+    for test, rows in (cases or CASES).items():
+        files.append({"test": test, "status": "ok", "reason": "", "seconds": 1.0, "run_seconds": 1.0,
+                      "exit_code": 0, "cases": [{"name": n, "result": r, "reason": why, "seconds": 0.1}
+                                                for n, r, why in rows],
+                      "problems": (problems or {}).get(test, []), "complaints": []})
+    return {"kernel": "7.3.4-test", "tree": str(tree), "nodes": 2, "runner": "run_kselftest.sh",
+            "cluster_seconds": 600.0, "files": files, "totals": {}}
+
+
+class Conformance(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.dir = Path(self.tmp.name)
+        net = self.dir / "tree" / kselftest.SELFTESTS / kselftest.NET
+        (net / "hw").mkdir(parents=True)
+        (net / "Makefile").write_text("TEST_PROGS := \\\n\tstats.py \\\n#\n")
+        (net / "hw" / "Makefile").write_text("TEST_PROGS = tso.py\nTEST_PROGS += ethtool.sh\n")
+        self.reasons = self.dir / "reasons.toml"
+        self.reasons.write_text(REASONS)
+        self.out = self.dir / "conformance.md"
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def conform(self, run, *extra, reasons=None):
+        path = self.dir / "run.json"
+        path.write_text(json.dumps(run))
+        return cli("conformance", "--from", str(path), "--output", str(self.out),
+                   "--reasons", str(reasons or self.reasons), *extra, timeout=120)
+
+    def test_conformant_run(self):
+        p = self.conform(run_json(self.dir / "tree"))
+        self.assertEqual(p.returncode, 0, p.stderr)
+        text = self.out.read_text()
+        self.assertIn("**Conformant**", text)
+        self.assertIn("Cases: 2 ok, 0 fail, 2 skip, 1 xfail.", text)
+        self.assertIn("| [hw/tso.py](#hwtsopy) | 1 | 0 | 1 | 1 |", text)
+        self.assertIn("| tso.vxlan_tunnel_v4 | skip | no tunnel offload | tunnel segmentation not modelled: "
+                      "the device has no tunnel offload |", text)
+        self.assertIn("| stats.check_pause | skip | pause not supported | no pause frames", text)
+        # A file of EXCLUDED is in the table with its reason, not run.
+        self.assertIn(f"| hw/ethtool.sh | | | | | excluded: {kselftest.EXCLUDED['hw/ethtool.sh']} |", text)
+        self.assertNotIn("## Open", text)
+
+    def test_missing_reason(self):
+        cases = dict(CASES)
+        cases["drivers/net:stats.py"] = [("stats.check_fec", "skip", "FEC not supported")]
+        p = self.conform(run_json(self.dir / "tree", cases))
+        self.assertEqual(p.returncode, 1)
+        self.assertIn("no reason for skip stats.py stats.check_fec (FEC not supported)", p.stderr)
+        # The pause entry now matches nothing: stale.
+        self.assertIn("stale reason", p.stderr)
+        self.assertIn("'stats.py'", p.stderr)
+        text = self.out.read_text()  # written anyway
+        self.assertIn("**Not conformant**: 2 problem(s)", text)
+        self.assertIn("- no reason for skip stats.py stats.check_fec", text)
+
+    def test_stale_reason(self):
+        reasons = self.dir / "more.toml"
+        reasons.write_text(REASONS + '\n[[reason]]\nfile = "hw/tso.py"\ncase = "tso.ipv6"\nreason = "x y"\n')
+        p = self.conform(run_json(self.dir / "tree"), reasons=reasons)
+        self.assertEqual(p.returncode, 1)
+        self.assertIn("stale reason", p.stderr)
+        self.assertIn("case 'tso.ipv6'", p.stderr)
+
+    def test_fails_and_missing_files(self):
+        cases = {"drivers/net/hw:tso.py": CASES["drivers/net/hw:tso.py"] + [("tso.ipv6", "fail", "Check failed")]}
+        problems = {"drivers/net/hw:tso.py": [{"kind": "kernel", "node": "node1", "message": "node1: kernel: BUG"}]}
+        p = self.conform(run_json(self.dir / "tree", cases, problems))
+        self.assertEqual(p.returncode, 1)
+        for line in ("FAIL hw/tso.py tso.ipv6: Check failed", "FAIL hw/tso.py (kernel): node1: kernel: BUG",
+                     "FAIL stats.py: not in the run"):
+            self.assertIn(line, p.stderr)
+        text = self.out.read_text()
+        self.assertIn("| tso.ipv6 | **FAIL** | Check failed |", text)
+        self.assertIn("| (kernel) (node1) | **FAIL** |", text)
+        self.assertIn("| (not run) | **FAIL** | not in the run |", text)
+        # The stats.py reason is not judged while stats.py did not run.
+        self.assertNotIn("stale", p.stderr)
+
+    def test_check(self):
+        run = run_json(self.dir / "tree")
+        self.assertEqual(self.conform(run).returncode, 0)
+        written = self.out.read_text()
+        p = self.conform(run, "--check")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.out.write_text(written.replace("1 xfail", "2 xfail"))
+        p = self.conform(run, "--check")
+        self.assertEqual(p.returncode, 1)
+        self.assertIn("is out of date", p.stderr)
+        self.assertIn("2 xfail", self.out.read_text())  # --check writes nothing
+
+    def test_bad_inputs(self):
+        bad = self.dir / "bad.toml"
+        bad.write_text('[[reason]]\nfile = "a.py"\nreason = "r"\ncases = "x"\n')
+        p = self.conform(run_json(self.dir / "tree"), reasons=bad)
+        self.assertEqual(p.returncode, 1)
+        self.assertIn("reason 1: unknown key(s) cases", p.stderr)
+        p = cli("conformance", "--from", str(self.dir / "none.json"), "--output", str(self.out), timeout=120)
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("--from", p.stderr)
+
+    def test_repository_reasons_load(self):
+        """The shipped table parses, and every entry says something."""
+        for r in conformance.load_reasons(conformance.REASONS):
+            self.assertGreater(len(r.reason.split()), 3, r.where)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)

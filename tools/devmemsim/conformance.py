@@ -1,0 +1,302 @@
+"""`devmemsim conformance`: docs/conformance.md, the kernel's netdev driver
+selftests (drivers/net and drivers/net/hw, the default set of `devmemsim
+kselftest`) on two nodes, as one table with a written reason for every case
+that does not pass.
+
+The run is `devmemsim kselftest`'s (kselftest.py), fresh or a JSON summary
+it wrote (--from). Reasons come from one table, conformance_reasons.toml:
+entries of file and case patterns (first match wins) with the reason the
+case skips or xfails on devmemsim. The files the default set leaves out carry
+kselftest.EXCLUDED's reasons. Conformance means: no fail, no skip or xfail
+without a reason, no file of the set missing from the run, no reason that
+matches nothing (stale); each is reported and exits 1, the table is written
+anyway."""
+
+import fnmatch
+import json
+import re
+import sys
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import build, kselftest
+from .errors import Failure, UsageError, log
+from .paths import BUILD, ROOT
+
+REASONS = ROOT / "tools" / "devmemsim" / "conformance_reasons.toml"
+OUTPUT = ROOT / "docs" / "conformance.md"
+RUN_JSON = BUILD / "conformance" / "run.json"  # a fresh run's summary; consoles beside it
+NOT_PASSING = ("skip", "xfail")
+REASON_KEYS = {"file", "case", "says", "reason"}
+
+
+@dataclass
+class Reason:
+    """One entry of the reasons table: file and case are fnmatch patterns
+    (file under drivers/net, e.g. hw/tso.py; case as KTAP names it, e.g.
+    tso.ipv4_*), says an optional regular expression the test's own skip
+    message must match; reason is what the docs say."""
+
+    where: str  # "FILE: entry N", for messages
+    file: str
+    case: str
+    says: str
+    reason: str
+    used: int = 0
+
+    def matches(self, rel: str, case: str, message: str) -> bool:
+        return (fnmatch.fnmatchcase(rel, self.file) and fnmatch.fnmatchcase(case, self.case)
+                and (not self.says or re.search(self.says, message) is not None))
+
+
+@dataclass
+class Row:
+    case: str
+    result: str  # ok, fail, skip, xfail
+    says: str = ""  # the test's own message
+    why: str = ""  # our reason (skip/xfail), or what failed
+
+
+@dataclass
+class FileRows:
+    rel: str  # hw/devmem.py, or devmemsim:boot for a run's own failures
+    rows: list = field(default_factory=list)
+    excluded: str = ""  # kselftest.EXCLUDED's reason: not run
+
+    def count(self, result: str) -> int:
+        return sum(r.result == result for r in self.rows)
+
+
+@dataclass
+class Report:
+    meta: dict
+    files: list  # FileRows, the run's order, then the files not run
+    errors: list  # one line each: what breaks conformance
+
+    def totals(self) -> dict:
+        return {res: sum(f.count(res) for f in self.files) for res in ("ok", "fail", "skip", "xfail")}
+
+
+# ---- inputs ---------------------------------------------------------------
+
+def load_reasons(path: Path) -> list:
+    """The reasons table; Failure naming the entry when one is malformed."""
+    try:
+        data = tomllib.loads(Path(path).read_text())
+    except (OSError, tomllib.TOMLDecodeError) as e:
+        raise Failure(f"{path}: {e}") from None
+    reasons = []
+    for n, entry in enumerate(data.get("reason", []), 1):
+        where = f"{path}: reason {n}"
+        unknown = set(entry) - REASON_KEYS
+        if unknown:
+            raise Failure(f"{where}: unknown key(s) {', '.join(sorted(unknown))}")
+        if not entry.get("file") or not str(entry.get("reason", "")).strip():
+            raise Failure(f"{where}: needs 'file' and a non-empty 'reason'")
+        says = entry.get("says", "")
+        try:
+            re.compile(says)
+        except re.error as e:
+            raise Failure(f"{where}: 'says' is not a regular expression: {e}") from None
+        reasons.append(Reason(where, entry["file"], entry.get("case", "*"), says, " ".join(entry["reason"].split())))
+    if set(data) - {"reason"}:
+        raise Failure(f"{path}: unknown table(s) {', '.join(sorted(set(data) - {'reason'}))}")
+    return reasons
+
+
+def load_run(path: Path) -> dict:
+    """A `devmemsim kselftest --json` summary."""
+    try:
+        run = json.loads(Path(path).read_text())
+    except (OSError, ValueError) as e:
+        raise UsageError(f"--from {path}: {e}") from None
+    if not isinstance(run, dict) or not isinstance(run.get("files"), list):
+        raise UsageError(f"--from {path}: not a `devmemsim kselftest --json` summary (no files)")
+    return run
+
+
+def rel_of(test: str) -> str:
+    """hw/devmem.py for drivers/net/hw:devmem.py; other names as they are."""
+    collection, _, name = test.partition(":")
+    if collection != kselftest.NET and not collection.startswith(kselftest.NET + "/"):
+        return test
+    return str(Path(collection.removeprefix(kselftest.NET).lstrip("/")) / name)
+
+
+def expected_files(run: dict) -> list:
+    """The default set of the run's tree, when that tree is here."""
+    base = Path(run.get("tree") or "/nonexistent") / kselftest.SELFTESTS / kselftest.NET
+    return kselftest.default_set(base) if (base / "Makefile").is_file() else []
+
+
+# ---- judging ----------------------------------------------------------------
+
+def judge_case(rel: str, case: dict, reasons: list, errors: list) -> Row:
+    result, says = case["result"], case.get("reason", "")
+    row = Row(case["name"], result, says)
+    if result == "fail":
+        errors.append(f"FAIL {rel} {row.case}: {says}".rstrip(": "))
+    elif result in NOT_PASSING:
+        reason = next((r for r in reasons if r.matches(rel, row.case, says)), None)
+        if reason:
+            reason.used += 1
+            row.why = reason.reason
+        else:
+            errors.append(f"no reason for {result} {rel} {row.case}" + (f" ({says})" if says else ""))
+    return row
+
+
+def judge(run: dict, reasons: list) -> Report:
+    """Every case of the run with its reason, and what breaks conformance."""
+    errors, files = [], []
+    for f in run["files"]:
+        rel = rel_of(f["test"])
+        fr = FileRows(rel, [judge_case(rel, c, reasons, errors) for c in f.get("cases", [])])
+        for p in f.get("problems", []):
+            node = f" ({p['node']})" if p.get("node") else ""
+            fr.rows.append(Row(f"({p['kind']}){node}", "fail", p["message"]))
+            errors.append(f"FAIL {rel} ({p['kind']}): {p['message']}")
+        files.append(fr)
+    run_rels, expected = {fr.rel for fr in files}, expected_files(run)
+    for rel in expected:
+        if rel not in run_rels:
+            files.append(FileRows(rel, [Row("(not run)", "fail", "not in the run")]))
+            errors.append(f"FAIL {rel}: not in the run")
+    for rel, why in kselftest.EXCLUDED.items():
+        if rel not in run_rels:
+            files.append(FileRows(rel, excluded=why))
+    not_run = set(expected) - run_rels  # reported above; their reasons are not judged
+    for r in reasons:
+        if not r.used and not any(fnmatch.fnmatchcase(rel, r.file) for rel in not_run):
+            errors.append(f"stale reason ({r.where}: file {r.file!r}, case {r.case!r}): "
+                          "matches no skip or xfail of the run")
+    return Report(run, files, errors)
+
+
+# ---- the document -----------------------------------------------------------
+
+def cell(text: str) -> str:
+    """Text for a Markdown table cell: one line, pipes escaped."""
+    return " ".join(str(text).split()).replace("|", "\\|")
+
+
+def header(report: Report) -> list:
+    m, t = report.meta, report.totals()
+    minutes = f", {m['cluster_seconds'] / 60:.0f} min from boot to power-off" if m.get("cluster_seconds") else ""
+    run_files = [f for f in report.files if not f.excluded]
+    verdict = ("**Conformant**: no fail, every skip and xfail has a written reason." if not report.errors else
+               f"**Not conformant**: {len(report.errors)} problem(s), listed under [Open](#open).")
+    return [
+        "# Conformance: the kernel's netdev driver selftests on devmemsim",
+        "",
+        "Generated by `./devmemsim conformance` from a `devmemsim kselftest` run of the default set",
+        f"(`{kselftest.SELFTESTS}/{kselftest.NET}` and `.../hw`) on {m.get('nodes', 2)} nodes: "
+        f"Linux {m.get('kernel', '?')}, runner {m.get('runner', '?')}{minutes}.",
+        "Do not edit: the reasons come from `tools/devmemsim/conformance_reasons.toml`, the files left",
+        "out of the set (excluded) from `tools/devmemsim/kselftest.py`.",
+        "",
+        verdict,
+        "",
+        f"Files: {len(run_files)} run, {len(report.files) - len(run_files)} excluded. "
+        f"Cases: {t['ok']} ok, {t['fail']} fail, {t['skip']} skip, {t['xfail']} xfail.",
+        "",
+    ]
+
+
+def files_table(report: Report) -> list:
+    lines = ["## Files", "", "| file | ok | fail | skip | xfail | |", "|---|--:|--:|--:|--:|---|"]
+    for f in report.files:
+        if f.excluded:
+            lines.append(f"| {cell(f.rel)} | | | | | excluded: {cell(f.excluded)} |")
+        else:
+            counts = " | ".join(str(f.count(r)) for r in ("ok", "fail", "skip", "xfail"))
+            lines.append(f"| [{cell(f.rel)}](#{anchor(f.rel)}) | {counts} | {'FAIL' if f.count('fail') else ''} |")
+    return lines + [""]
+
+
+def anchor(rel: str) -> str:
+    """GitHub's heading anchor for a file's section."""
+    return re.sub(r"[^a-z0-9 _-]", "", rel.lower()).replace(" ", "-")
+
+
+def cases_tables(report: Report) -> list:
+    lines = ["## Cases", ""]
+    for f in report.files:
+        if f.excluded:
+            continue
+        lines += [f"### {f.rel}", "", "| case | result | the test says | why, on devmemsim |", "|---|---|---|---|"]
+        for r in f.rows:
+            result = "**FAIL**" if r.result == "fail" else r.result
+            lines.append(f"| {cell(r.case)} | {result} | {cell(r.says)} | {cell(r.why)} |")
+        lines.append("")
+    return lines
+
+
+def render(report: Report) -> str:
+    lines = header(report) + files_table(report)
+    if report.errors:
+        lines += ["## Open", ""] + [f"- {cell(e)}" for e in report.errors] + [""]
+    lines += cases_tables(report)
+    return "\n".join(lines).rstrip("\n") + "\n"
+
+
+# ---- the command --------------------------------------------------------------
+
+def add_command(sub):
+    c = sub.add_parser("conformance", help="run the netdev driver selftests (kselftest's default set) on two "
+                       "nodes and write docs/conformance.md: every case, a reason for every skip and xfail")
+    c.add_argument("--from", dest="run_json", metavar="RUN.json",
+                   help="use this `devmemsim kselftest --json` summary instead of running the set")
+    c.add_argument("--output", default=str(OUTPUT), metavar="FILE",
+                   help="where the table goes (default docs/conformance.md; '-': stdout)")
+    c.add_argument("--check", action="store_true",
+                   help="write nothing; exit 1 if FILE differs from the table this run gives")
+    c.add_argument("--reasons", default=str(REASONS), metavar="FILE",
+                   help="the reasons table (default tools/devmemsim/conformance_reasons.toml)")
+    c.add_argument("--json", metavar="FILE", default=str(RUN_JSON),
+                   help="without --from: where the run's JSON summary goes, consoles beside it "
+                        "(default build/conformance/run.json)")
+    c.epilog = ("Exit status: 0 conformant; 1 a case or file failed, a skip/xfail has no reason, a file of the "
+                "set is missing from the run, a reason matches nothing, or (--check) FILE is out of date; "
+                "2 a usage error.")
+
+
+def fresh_run(json_path: Path) -> dict:
+    """The default set on two nodes, as `devmemsim kselftest --json` runs it."""
+    json_path.parent.mkdir(parents=True, exist_ok=True)
+    files = kselftest.resolve(build.linux_source(), [])
+    kbuild = build.build_kselftest(None, [])
+    kselftest.run(kbuild, files, 2, kselftest.Outputs(json=str(json_path)))
+    log(f"the run's summary: {json_path}")
+    return load_run(json_path)
+
+
+def run(a) -> int:
+    if a.output != "-" and not Path(a.output).resolve().parent.is_dir():
+        raise UsageError(f"--output {a.output}: no such directory")
+    if a.check and a.output == "-":
+        raise UsageError("--check compares with a file: give --output FILE")
+    reasons = load_reasons(Path(a.reasons))
+    run_data = load_run(Path(a.run_json)) if a.run_json else fresh_run(Path(a.json))
+    report = judge(run_data, reasons)
+    text = render(report)
+    errors = list(report.errors)
+    if a.check:
+        try:
+            current = Path(a.output).read_text()
+        except OSError:
+            current = None
+        if current != text:
+            errors.append(f"{a.output} is out of date: `./devmemsim conformance` regenerates it")
+    elif a.output == "-":
+        sys.stdout.write(text)
+    else:
+        Path(a.output).write_text(text)
+        print(f"wrote {a.output}")
+    t = report.totals()
+    for e in errors:
+        print(f"conformance: {e}", file=sys.stderr)
+    print(f"cases: {t['ok']} ok, {t['fail']} fail, {t['skip']} skip, {t['xfail']} xfail; "
+          f"{len(errors)} problem(s)", file=sys.stderr)
+    return 1 if errors else 0
