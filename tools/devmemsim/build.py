@@ -44,9 +44,11 @@ KERNEL_FLAVOURS = {
     "debug": [KERNEL_FRAGMENT, ROOT / "configs" / "kernel" / "debug.config"],
 }
 GUEST_MODULES = ["dmsgpu", "dmsnic"]  # load order
-# Shared libraries of the guest tools (guest/tools/meson.build), installed
-# beside them: libdmsrx.so, dms-devmem's receive loop.
+# Shared libraries and programs of the guest tools (guest/tools/meson.build),
+# installed beside them: libdmsrx.so, dms-devmem's receive loop; dms-session,
+# the nodes' ssh sessions (SSH_SESSION below).
 GUEST_TOOL_LIBS = BUILD / "guest" / "tools"
+GUEST_TOOL_PROGRAMS = ["dms-session"]
 # The selftests' kselftest install (scripts/build-selftests.sh) goes to
 # selftests/tools/testing/selftests in the payload, its path in the kernel
 # tree; beside it, at their tree paths too, the YNL Python library and the
@@ -284,7 +286,8 @@ def build_payload(kos: list, selftests: Path, ksrc: Path, where: Path) -> Path:
     stage = where / "payload"
     img = where / "payload.img"
     inputs = [*kos, selftests, ROOT / "guest" / "tools", *sorted(GUEST_TOOL_LIBS.glob("*.so")),
-              *(ksrc / p for p in KSELFTEST_TREE_PATHS)]
+              *(GUEST_TOOL_LIBS / p for p in GUEST_TOOL_PROGRAMS), *(ksrc / p for p in KSELFTEST_TREE_PATHS),
+              SSH_CLIENT_CONFIG, SSH_SESSION]
     key = digest(*inputs)
     stamp = where / "payload.key"
     if stamped(stamp, key) and img.is_file():
@@ -302,6 +305,8 @@ def build_payload(kos: list, selftests: Path, ksrc: Path, where: Path) -> Path:
             shutil.copy2(tool, stage / "bin")
     for lib in GUEST_TOOL_LIBS.glob("*.so"):  # built by meson (build_model)
         shutil.copy2(lib, stage / "bin")
+    for prog in GUEST_TOOL_PROGRAMS:
+        shutil.copy2(GUEST_TOOL_LIBS / prog, stage / "bin")
     shutil.copy2(selftests / "drivers" / "net" / "hw" / "ncdevmem", stage / "bin")
     guest_root = stage / Path(KSELFTEST_GUEST_ROOT).relative_to("/opt/devmemsim")
     shutil.copytree(selftests, guest_root, symlinks=True)
@@ -345,13 +350,17 @@ Host {DATA.host_glob()}
     ControlPath /tmp/ssh-%C
     ControlPersist 300
 """
+# Through that master connection a killed ssh client does not end its remote
+# command: every session's command runs under dms-session
+# (guest/tools/dms-session.c says why), forced by the nodes' key.
+SSH_SESSION = 'command="/opt/devmemsim/bin/dms-session" '
 
 
 def make_ssh_keys(d: Path) -> None:
     d.mkdir(mode=0o700)
     run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "devmemsim-payload", "-f", d / "id_ed25519"],
         "making the payload's ssh key", logname="payload-ssh")
-    shutil.copy2(d / "id_ed25519.pub", d / "authorized_keys")
+    (d / "authorized_keys").write_text(SSH_SESSION + (d / "id_ed25519.pub").read_text())
     (d / "config").write_text(SSH_CLIENT_CONFIG)
 
 
