@@ -313,6 +313,6 @@ def main(argv=None) -> int:
     except (UsageError, Failure) as e:
         print(f"devmemsim: {e}", file=sys.stderr)
         return e.status
-    except KeyboardInterrupt:
-        print("devmemsim: interrupted", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as e:  # kselftest.Stopped says which signal
+        print(f"devmemsim: {e or 'interrupted'}", file=sys.stderr)
+        return getattr(e, "status", 130)

@@ -13,6 +13,7 @@ request, to KTAP, JUnit XML and JSON (ktap.py)."""
 import os
 import re
 import shlex
+import signal
 import socket
 import threading
 import time
@@ -239,6 +240,7 @@ class Session:
         self.cl = None
         self.dead = False
         self.runner = False  # run_kselftest.sh is on the payload
+        self.current = None  # the TestFile running
         self.env, self.marks, self.taint = {}, {}, {}
         for node in self.node_names() if keep else ():
             Path(f"{keep}.{node}.console").unlink(missing_ok=True)
@@ -412,6 +414,33 @@ class Session:
 
 # ---- the run ----------------------------------------------------------------
 
+class Stopped(KeyboardInterrupt):
+    """SIGINT or SIGTERM during a run: the nodes are stopped and what ran is
+    written before the command exits with 128 + the signal's number. Not a
+    Failure: nothing on the way out may take it for a broken tree."""
+
+    def __init__(self, signum: int):
+        super().__init__(f"stopped by {signal.Signals(signum).name}")
+        self.status = 128 + signum
+
+
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+def stop_on_signals() -> dict:
+    """Make SIGINT and SIGTERM raise Stopped in the main thread, the first
+    one only: the clean-up after it (powering the nodes off, writing the
+    outputs) is not cut short by a second. Returns the old handlers."""
+
+    def handler(signum, frame):
+        for s in STOP_SIGNALS:
+            signal.signal(s, signal.SIG_IGN)
+        log(f"{signal.Signals(signum).name}: stopping the nodes, writing what ran")
+        raise Stopped(signum)
+
+    return {s: signal.signal(s, handler) for s in STOP_SIGNALS}
+
+
 RESULT_WORDS = {"ok": "ok", "fail": "FAIL", "skip": "skip", "xfail": "xfail"}
 
 
@@ -475,7 +504,9 @@ def run_files(session: Session, files: list, results: list) -> float:
                 results.append(boot_result(problems, session.boots - 1))
         print(f"{tf.rel}: running on node0 (timeout {tf.timeout or 'none'}"
               f"{', run_kselftest.sh' if session.runner else ''})", flush=True)
+        session.current = tf
         res = session.run_file(tf, show_case)
+        session.current = None
         results.append(res)
         show_file(tf, res)
     return first
@@ -499,8 +530,13 @@ def run(kbuild, files: list, nodes: int, outputs: Outputs) -> int:
     session = Session(kbuild.artifacts, nodes, kbuild.guest_root, keep)
     results, first = [], None
     started = time.monotonic()
+    handlers = stop_on_signals()
     try:
         first = run_files(session, files, results)
+    except Stopped as e:
+        if session.current:
+            results.append(not_run(session.current, f"{e} while it ran"))
+        raise
     finally:
         session.close()
         cluster_seconds = time.monotonic() - started
@@ -514,6 +550,8 @@ def run(kbuild, files: list, nodes: int, outputs: Outputs) -> int:
             "consoles": {n: f"{keep}.{n}.console" for n in session.node_names()} if keep else {},
         }
         write_outputs(outputs, results, meta)
+        for sig, old in handlers.items():
+            signal.signal(sig, old)
     print(f"\n{table(results)}\n")
     t = ktap.totals(results)
     overhead = [r.seconds - r.run_seconds for r in results if r.run_seconds]
