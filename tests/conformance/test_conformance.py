@@ -80,6 +80,22 @@ class Conformance(unittest.TestCase):
         self.assertIn(f"| hw/ethtool.sh | | | | | excluded: {kselftest.EXCLUDED['hw/ethtool.sh']} |", text)
         self.assertNotIn("## Open", text)
 
+    def test_runs_in_parts(self):
+        """--from twice: two runs of parts of the set make one table; a file
+        run again counts as its last run."""
+        first = run_json(self.dir / "tree", {"drivers/net:stats.py": [("stats.check_rx", "fail", "x")],
+                                             "drivers/net/hw:tso.py": CASES["drivers/net/hw:tso.py"]})
+        second = run_json(self.dir / "tree", {"drivers/net:stats.py": CASES["drivers/net:stats.py"]})
+        paths = []
+        for n, run in enumerate((first, second)):
+            paths += ["--from", str(self.dir / f"part{n}.json")]
+            (self.dir / f"part{n}.json").write_text(json.dumps(run))
+        p = cli("conformance", *paths, "--output", str(self.out), "--reasons", str(self.reasons), timeout=120)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        text = self.out.read_text()
+        self.assertIn("Cases: 2 ok, 0 fail, 2 skip, 1 xfail.", text)
+        self.assertIn("20 min of cluster time", text)
+
     def test_missing_reason(self):
         cases = dict(CASES)
         cases["drivers/net:stats.py"] = [("stats.check_fec", "skip", "FEC not supported")]
