@@ -70,6 +70,50 @@ ip link set dev $d down && ip link set dev $d name {name} && ip link set dev {na
 # odd ports). On a private emulated link no old duplicate can arrive, so
 # TIME_WAIT guards nothing here.
 REMOTE_NO_TIME_WAIT = "sysctl -qw net.ipv4.tcp_max_tw_buckets=0"
+# One wall clock for the cluster. A node's CLOCK_REALTIME starts from the
+# RTC's whole seconds at boot, so two nodes differ by up to a second (their
+# TSCs then agree within a ppm). Tests that time packets across the link need
+# them to agree: so_txtime.py's sender and its remote receiver both sleep
+# until one wall-clock instant taken on node0, and the receiver checks each
+# arrival against it within 8 ms. After boot every other node's clock is set
+# to node0's over the data link: node0 sends CLOCK_ROUNDS UDP requests, the
+# node answers each with its clock, and the answer with the shortest round
+# trip gives the offset (wrong by at most half that round trip).
+CLOCK_PORT = 47999
+CLOCK_ROUNDS = 30
+CLOCK_SERVER = """\
+import socket, time
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind(("{addr}", {port}))
+s.settimeout(30)
+while True:
+    data, peer = s.recvfrom(16)
+    if data == b"done":
+        break
+    s.sendto(str(time.clock_gettime_ns(time.CLOCK_REALTIME)).encode(), peer)
+"""
+CLOCK_CLIENT = """\
+import socket, time
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.settimeout(0.5)
+best = None
+for _ in range({rounds}):
+    t0 = time.clock_gettime_ns(time.CLOCK_REALTIME)
+    try:
+        s.sendto(b"now", ("{addr}", {port}))
+        theirs = int(s.recvfrom(32)[0])
+    except (socket.timeout, ConnectionRefusedError):
+        time.sleep(0.1)  # the server is not listening yet
+        continue
+    t2 = time.clock_gettime_ns(time.CLOCK_REALTIME)
+    if best is None or t2 - t0 < best[0]:
+        best = (t2 - t0, theirs - (t0 + t2) // 2)
+if {last}:
+    s.sendto(b"done", ("{addr}", {port}))
+print(*(best or ("none", "none")))
+"""
+CLOCK_STEP = ("python3 -c 'import time; "
+              "time.clock_settime_ns(time.CLOCK_REALTIME, time.clock_gettime_ns(time.CLOCK_REALTIME) - {offset})'")
 MARK = "devmemsim-mark"
 AGENT_NOISE = "dms-agent: host "  # the agent's console lines as hosts come and go  # node0's script reports uptime and taint on stderr with it
 
@@ -266,6 +310,7 @@ class Session:
             v4=data_addr(1), v6=data_addr6(1), find=FIND_NETIF, root=self.guest_root), limit=120).split()
             if "=" in line)
         self.runner = facts.get("runner") == "1"
+        self.sync_clocks()
         self.taint = {"node0": int(facts["taint"])}
         for node in self.node_names()[1:]:
             self.taint[node] = int(self.sh(node, "cat /proc/sys/kernel/tainted"))
@@ -277,6 +322,24 @@ class Session:
             problems += self.console_problems(node)
         self.dead = False
         return problems
+
+    def sync_clocks(self) -> None:
+        """Set every other node's wall clock to node0's (CLOCK_PORT says
+        why and how). A node that does not answer keeps its clock, logged."""
+        for i, node in enumerate(self.node_names()[1:], 1):
+            fmt = dict(addr=data_addr(i), port=CLOCK_PORT, rounds=CLOCK_ROUNDS)
+            server = shlex.quote(CLOCK_SERVER.format(**fmt))
+            self.sh(node, f"setsid python3 -c {server} </dev/null >/dev/null 2>&1 &")
+            measure = [shlex.quote(CLOCK_CLIENT.format(**fmt, last=last)) for last in (False, True)]
+            rtt, offset = self.sh("node0", f"python3 -c {measure[0]}").split()
+            if offset == "none":
+                log(f"{node}: no answer to node0's clock requests; its wall clock is left as it is")
+                continue
+            self.sh(node, CLOCK_STEP.format(offset=int(offset)))
+            rtt, left = self.sh("node0", f"python3 -c {measure[1]}").split()
+            after = f"now {int(left) / 1e3:+.0f} us apart, round trip {int(rtt) / 1e3:.0f} us" \
+                if left != "none" else "no answer after"
+            print(f"{node}: wall clock set to node0's ({int(offset) / 1e6:+.1f} ms; {after})", flush=True)
 
     def sh(self, node: str, script: str, limit: float = CHECK_LIMIT, check: bool = True) -> str:
         """A shell script's stdout on a node; Failure if the node does not
