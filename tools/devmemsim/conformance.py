@@ -35,18 +35,18 @@ REASON_KEYS = {"file", "case", "says", "reason"}
 class Reason:
     """One entry of the reasons table: file and case are fnmatch patterns
     (file under drivers/net, e.g. hw/tso.py; case as KTAP names it, e.g.
-    tso.ipv4_*), says an optional regular expression the test's own skip
-    message must match; reason is what the docs say."""
+    tso.ipv4_*, or a list of such), says an optional regular expression the
+    test's own skip message must match; reason is what the docs say."""
 
     where: str  # "FILE: entry N", for messages
     file: str
-    case: str
+    case: tuple
     says: str
     reason: str
     used: int = 0
 
     def matches(self, rel: str, case: str, message: str) -> bool:
-        return (fnmatch.fnmatchcase(rel, self.file) and fnmatch.fnmatchcase(case, self.case)
+        return (fnmatch.fnmatchcase(rel, self.file) and any(fnmatch.fnmatchcase(case, c) for c in self.case)
                 and (not self.says or re.search(self.says, message) is not None))
 
 
@@ -99,7 +99,9 @@ def load_reasons(path: Path) -> list:
             re.compile(says)
         except re.error as e:
             raise Failure(f"{where}: 'says' is not a regular expression: {e}") from None
-        reasons.append(Reason(where, entry["file"], entry.get("case", "*"), says, " ".join(entry["reason"].split())))
+        case = entry.get("case", "*")
+        reasons.append(Reason(where, entry["file"], tuple([case] if isinstance(case, str) else case), says,
+                              " ".join(entry["reason"].split())))
     if set(data) - {"reason"}:
         raise Failure(f"{path}: unknown table(s) {', '.join(sorted(set(data) - {'reason'}))}")
     return reasons
@@ -185,7 +187,7 @@ def judge(run: dict, reasons: list) -> Report:
     not_run = set(expected) - run_rels  # reported above; their reasons are not judged
     for r in reasons:
         if not r.used and not any(fnmatch.fnmatchcase(rel, r.file) for rel in not_run):
-            errors.append(f"stale reason ({r.where}: file {r.file!r}, case {r.case!r}): "
+            errors.append(f"stale reason ({r.where}: file {r.file!r}, case {' '.join(r.case)!r}): "
                           "matches no skip or xfail of the run")
     return Report(run, files, errors)
 
