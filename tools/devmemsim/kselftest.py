@@ -70,15 +70,20 @@ ip link set dev $d down && ip link set dev $d name {name} && ip link set dev {na
 # odd ports). On a private emulated link no old duplicate can arrive, so
 # TIME_WAIT guards nothing here.
 REMOTE_NO_TIME_WAIT = "sysctl -qw net.ipv4.tcp_max_tw_buckets=0"
+# The remote routes node0's container prefix (LOCAL_PREFIX_V6) to node0:
+# drivers/net/README.rst wants the DUT reachable at those addresses from the
+# endpoint (nk_netns.py pings a netkit container behind node0 from node1).
+REMOTE_ROUTE = "ip -6 route replace {prefix} via {via} 2>&1"
 # One wall clock for the cluster. A node's CLOCK_REALTIME starts from the
 # RTC's whole seconds at boot, so two nodes differ by up to a second (their
 # TSCs then agree within a ppm). Tests that time packets across the link need
 # them to agree: so_txtime.py's sender and its remote receiver both sleep
 # until one wall-clock instant taken on node0, and the receiver checks each
 # arrival against it within 8 ms. After boot every other node's clock is set
-# to node0's over the data link: node0 sends CLOCK_ROUNDS UDP requests, the
-# node answers each with its clock, and the answer with the shortest round
-# trip gives the offset (wrong by at most half that round trip).
+# to node0's over the data link: node0 sends CLOCK_ROUNDS numbered UDP
+# requests, the node answers each with its number and its clock, and the
+# answer with the shortest round trip gives the offset (wrong by at most half
+# that round trip; a late answer to an earlier request is not used).
 CLOCK_PORT = 47999
 CLOCK_ROUNDS = 30
 CLOCK_SERVER = """\
@@ -90,22 +95,25 @@ while True:
     data, peer = s.recvfrom(16)
     if data == b"done":
         break
-    s.sendto(str(time.clock_gettime_ns(time.CLOCK_REALTIME)).encode(), peer)
+    s.sendto(data + b" %d" % time.clock_gettime_ns(time.CLOCK_REALTIME), peer)
 """
 CLOCK_CLIENT = """\
 import socket, time
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 s.settimeout(0.5)
 best = None
-for _ in range({rounds}):
+for n in range({rounds}):
     t0 = time.clock_gettime_ns(time.CLOCK_REALTIME)
     try:
-        s.sendto(b"now", ("{addr}", {port}))
-        theirs = int(s.recvfrom(32)[0])
+        s.sendto(b"%d" % n, ("{addr}", {port}))
+        seq, theirs = s.recvfrom(64)[0].split()
+        while int(seq) != n:  # a late answer to an earlier request
+            seq, theirs = s.recvfrom(64)[0].split()
     except (socket.timeout, ConnectionRefusedError):
         time.sleep(0.1)  # the server is not listening yet
         continue
     t2 = time.clock_gettime_ns(time.CLOCK_REALTIME)
+    theirs = int(theirs)
     if best is None or t2 - t0 < best[0]:
         best = (t2 - t0, theirs - (t0 + t2) // 2)
 if {last}:
@@ -306,6 +314,9 @@ class Session:
         self.marks = {n: 0 for n in self.node_names()}
         self.sh("node1", RENAME_REMOTE.format(find=FIND_NETIF, name=REMOTE_NETIF))
         self.sh("node1", REMOTE_NO_TIME_WAIT)
+        said = self.sh("node1", REMOTE_ROUTE.format(prefix=container_prefix6(0), via=data_addr6(0)), check=False)
+        if said:
+            log(f"node1: no route to node0's containers ({container_prefix6(0)}): {said}")
         facts = dict(line.split("=", 1) for line in self.sh("node0", PEER_CHECK.format(
             v4=data_addr(1), v6=data_addr6(1), find=FIND_NETIF, root=self.guest_root), limit=120).split()
             if "=" in line)
