@@ -129,6 +129,7 @@ class Conformance(unittest.TestCase):
         self.assertIn("| tso.ipv6 | **FAIL** | Check failed |", text)
         self.assertIn("| (kernel) (node1) | **FAIL** |", text)
         self.assertIn("| (not run) | **FAIL** | not in the run |", text)
+        self.assertIn("Files: 1 run, 1 of the set not run, ", text)
         # The stats.py reason is not judged while stats.py did not run.
         self.assertNotIn("stale", p.stderr)
 

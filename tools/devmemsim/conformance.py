@@ -63,6 +63,7 @@ class FileRows:
     rel: str  # hw/devmem.py, or devmemsim:boot for a run's own failures
     rows: list = field(default_factory=list)
     excluded: str = ""  # kselftest.EXCLUDED's reason: not run
+    missing: bool = False  # of the set, but not in the run
 
     def count(self, result: str) -> int:
         return sum(r.result == result for r in self.rows)
@@ -179,7 +180,7 @@ def judge(run: dict, reasons: list) -> Report:
     run_rels, expected = {fr.rel for fr in files}, expected_files(run)
     for rel in expected:
         if rel not in run_rels:
-            files.append(FileRows(rel, [Row("(not run)", "fail", "not in the run")]))
+            files.append(FileRows(rel, [Row("(not run)", "fail", "not in the run")], missing=True))
             errors.append(f"FAIL {rel}: not in the run")
     for rel, why in kselftest.EXCLUDED.items():
         if rel not in run_rels:
@@ -202,7 +203,8 @@ def cell(text: str) -> str:
 def header(report: Report) -> list:
     m, t = report.meta, report.totals()
     minutes = f", {m['cluster_seconds'] / 60:.0f} min of cluster time" if m.get("cluster_seconds") else ""
-    run_files = [f for f in report.files if not f.excluded]
+    run_files = [f for f in report.files if not f.excluded and not f.missing]
+    missing = sum(f.missing for f in report.files)
     verdict = ("**Conformant**: no fail, every skip and xfail has a written reason." if not report.errors else
                f"**Not conformant**: {len(report.errors)} problem(s), listed under [Open](#open).")
     return [
@@ -216,7 +218,8 @@ def header(report: Report) -> list:
         "",
         verdict,
         "",
-        f"Files: {len(run_files)} run, {len(report.files) - len(run_files)} excluded. "
+        f"Files: {len(run_files)} run, " + (f"{missing} of the set not run, " if missing else "") +
+        f"{sum(bool(f.excluded) for f in report.files)} excluded. "
         f"Cases: {t['ok']} ok, {t['fail']} fail, {t['skip']} skip, {t['xfail']} xfail.",
         "",
     ]
