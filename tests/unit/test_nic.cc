@@ -13,6 +13,7 @@
 #include "devmemsim/nic_regs.h"
 #include "fake_host.h"
 #include "frames.h"
+#include "nic_suite.h"
 
 namespace
 {
@@ -33,18 +34,9 @@ Rings rings(unsigned q)
 constexpr unsigned kLog2 = 6; // 64 entries
 constexpr unsigned kHbuf = 256, kPbuf = 4096;
 
-class Nic : public ::testing::Test
+class Nic : public NicSuite
 {
 protected:
-	static void SetUpTestSuite()
-	{
-		char err[256] = "";
-		node_ = dms_node_new(nullptr, err, sizeof(err));
-		ASSERT_NE(node_, nullptr) << err;
-		host_ = new Host;
-		host_->attach(node_, DMS_DEV_NIC);
-		dms_node_step(node_, 0);
-	}
 	void SetUp() override
 	{
 		wr(DMS_NIC_REG_CTRL, DMS_NIC_CTRL_RESET);
@@ -56,11 +48,6 @@ protected:
 		ph_.assign(4, true);
 		ch_.assign(4, 0);
 	}
-	static uint32_t rd(uint32_t off)
-	{
-		return uint32_t(dms_reg_read(node_, DMS_DEV_NIC, off, 4));
-	}
-	static void wr(uint32_t off, uint32_t v) { dms_reg_write(node_, DMS_DEV_NIC, off, v, 4); }
 	static void qw(unsigned q, uint32_t off, uint32_t v) { wr(DMS_NIC_Q_BASE(q) + off, v); }
 	static void run() { fake_host::run_until_idle(node_, 1000); }
 	// Rings set up, `posted` buffers of each kind posted.
@@ -127,13 +114,9 @@ protected:
 		return std::stoull(s.substr(s.find("\"time_ns\": ") + 11));
 	}
 
-	static dms_node *node_;
-	static Host *host_;
 	std::vector<bool> ph_;
 	std::vector<unsigned> ch_;
 };
-dms_node *Nic::node_;
-Host *Nic::host_;
 
 } // namespace
 

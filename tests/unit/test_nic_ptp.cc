@@ -15,6 +15,7 @@
 #include "fake_host.h"
 #include "frames.h"
 #include "nic/ptp.h"
+#include "nic_suite.h"
 
 namespace
 {
@@ -28,18 +29,9 @@ constexpr uint64_t kRxData = kRam + 0x10000, kTxData = kRam + 0x100000;
 constexpr unsigned kLog2 = 6, kRing = 1u << kLog2, kBuf = 4096;
 constexpr unsigned kQ1 = DMS_NIC_Q_BASE(1) - DMS_NIC_Q_BASE(0); // queue 1's offset
 
-class NicPtp : public ::testing::Test
+class NicPtp : public NicSuite
 {
 protected:
-	static void SetUpTestSuite()
-	{
-		char err[256] = "";
-		node_ = dms_node_new(nullptr, err, sizeof(err));
-		ASSERT_NE(node_, nullptr) << err;
-		host_ = new Host;
-		host_->attach(node_, DMS_DEV_NIC);
-		dms_node_step(node_, 0);
-	}
 	void SetUp() override
 	{
 		wr(DMS_NIC_REG_CTRL, DMS_NIC_CTRL_RESET);
@@ -51,12 +43,7 @@ protected:
 		tail_ = {0, 0};
 		rx_head_ = 0;
 	}
-	static uint32_t rd(uint32_t off)
-	{
-		return uint32_t(dms_reg_read(node_, DMS_DEV_NIC, off, 4));
-	}
 	static uint64_t rd64(uint32_t off) { return dms_reg_read(node_, DMS_DEV_NIC, off, 8); }
-	static void wr(uint32_t off, uint32_t v) { dms_reg_write(node_, DMS_DEV_NIC, off, v, 4); }
 	static void qw(uint32_t off, uint32_t v) { wr(DMS_NIC_Q_BASE(0) + off, v); }
 	static void run() { fake_host::run_until_idle(node_, 100000); }
 	// Simulated (and host) time now; the model steps up to it.
@@ -129,14 +116,10 @@ protected:
 		return true;
 	}
 
-	static dms_node *node_;
-	static Host *host_;
 	static uint64_t time_;
 	std::array<uint32_t, 2> tail_{};
 	uint32_t rx_head_ = 0;
 };
-dms_node *NicPtp::node_;
-Host *NicPtp::host_;
 uint64_t NicPtp::time_ = 0;
 
 } // namespace

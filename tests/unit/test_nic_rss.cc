@@ -14,6 +14,7 @@
 #include "devmemsim/nic_regs.h"
 #include "fake_host.h"
 #include "frames.h"
+#include "nic_suite.h"
 
 namespace
 {
@@ -141,18 +142,9 @@ struct Rx {
 	dms_rx_cmpl c;
 };
 
-class NicRss : public ::testing::Test
+class NicRss : public NicSuite
 {
 protected:
-	static void SetUpTestSuite()
-	{
-		char err[256] = "";
-		node_ = dms_node_new(nullptr, err, sizeof(err));
-		ASSERT_NE(node_, nullptr) << err;
-		host_ = new Host;
-		host_->attach(node_, DMS_DEV_NIC);
-		dms_node_step(node_, 0);
-	}
 	void SetUp() override
 	{
 		wr(DMS_NIC_REG_CTRL, DMS_NIC_CTRL_RESET);
@@ -164,11 +156,6 @@ protected:
 		for (unsigned i = 0; i < DMS_NIC_RSS_KEY_SIZE; i++)
 			key_[i] = uint8_t(0x6d + 37 * i);
 		set_key(0, key_);
-	}
-	static void wr(uint32_t off, uint32_t v) { dms_reg_write(node_, DMS_DEV_NIC, off, v, 4); }
-	static uint32_t rd(uint32_t off)
-	{
-		return uint32_t(dms_reg_read(node_, DMS_DEV_NIC, off, 4));
 	}
 	static void qw(unsigned q, uint32_t off, uint32_t v) { wr(DMS_NIC_Q_BASE(q) + off, v); }
 	void enable(unsigned q)
@@ -253,14 +240,10 @@ protected:
 		wr(DMS_NIC_REG_NT_COMMIT, idx);
 	}
 
-	static dms_node *node_;
-	static Host *host_;
 	uint8_t key_[DMS_NIC_RSS_KEY_SIZE];
 	unsigned head_[kQueues], posted_[kQueues];
 	bool phase_[kQueues];
 };
-dms_node *NicRss::node_;
-Host *NicRss::host_;
 
 std::vector<Flow> one_flow_per_class()
 {
