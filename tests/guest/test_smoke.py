@@ -3,10 +3,16 @@ devices enumerate under one PCIe switch with our IDs and BAR sizes, both
 drivers probe, and the CLI carries the command's exit status back."""
 
 import re
+import tomllib
 import unittest
 
 from guestlib import cli
 from devmemsim.addressing import DATA
+from devmemsim.paths import ROOT
+
+# The NIC's queue pairs in the default node configuration (the driver
+# reports the device's count, whatever it uses at first).
+QUEUES = tomllib.loads((ROOT / "configs" / "node" / "default.toml").read_text())["nic"]["queues"]
 
 # Prints sections the host parses; runs in the guest.
 PROBE = r"""
@@ -88,7 +94,7 @@ class Smoke(unittest.TestCase):
 
     def test_drivers_probe(self):
         dmesg = "\n".join(self.s["dmesg"])
-        self.assertRegex(dmesg, rf"dmsnic \S+: devmemsim NIC v1\.\d+: 4 queue pairs, MAC {DATA.mac(0)}")
+        self.assertRegex(dmesg, rf"dmsnic \S+: devmemsim NIC v1\.\d+: {QUEUES} queue pairs, MAC {DATA.mac(0)}")
         self.assertRegex(dmesg, r"dmsgpu \S+: devmemsim GPU v1\.\d+: 256 MiB device memory")
 
 
