@@ -1038,7 +1038,8 @@ static void dmsnic_tx_clean(struct dmsnic_qp *qp, int budget)
 			continue;
 		}
 		done.errors += err;
-		if (!err)
+		/* XDP frames (xdpf, no skb) are never stamped. */
+		if (!err && tx->bufs[tag].skb)
 			dmsnic_ptp_tx_done(qp->priv, tx->bufs[tag].skb,
 					   le32_to_cpu(c->ts));
 		dmsnic_tx_complete(qp, &head, tag, err, budget, &done);
