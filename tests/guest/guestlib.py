@@ -58,15 +58,35 @@ def kernel_complaints(name, node):
     return complaints(sh(name, node, "dmesg"))
 
 
+# The dmsnic data interface's name, as a shell word (a guest has one dmsnic).
+DMSNIC_IF = "$(ls /sys/bus/pci/drivers/dmsnic/*/net/ | head -n1)"
+# Brings the dmsnic interface up with the address $CIDR (set before the
+# script; the guest init gives it, this adds it if missing), stops iperf3s
+# an earlier test left, and prints IF=NAME.
+NIC_UP = rf"""
+set -e
+IF={DMSNIC_IF}
+[ -n "$IF" ]
+ip link set "$IF" up
+ip -4 addr show dev "$IF" | grep -q "$CIDR" ||
+	ip addr add "$CIDR" dev "$IF"
+pkill iperf3 || true
+echo "IF=$IF"
+"""
+
+
 class TwoNodes(unittest.TestCase):
     """Tests on a two-node cluster of their own: booted before the first
     test, with node0 reaching node1 (data_addr(1)) over the data link, and
     stopped after the last. A subclass sets NAME and may check its nodes
     in setup_nodes() (run before the peer check; a failure stops the
-    cluster). BOOT_ARGS go to `boot` (e.g. "--set", "KEY=VALUE")."""
+    cluster). BOOT_ARGS go to `boot` (e.g. "--set", "KEY=VALUE"). With
+    CHECK_DMESG the class fails if a node's dmesg has a kernel complaint
+    when the tests are done."""
 
     NAME = None
     BOOT_ARGS = ()
+    CHECK_DMESG = False
 
     @classmethod
     def setUpClass(cls):
@@ -84,7 +104,9 @@ class TwoNodes(unittest.TestCase):
 
     @classmethod
     def tearDownClass(cls):
+        found = {n: kernel_complaints(cls.NAME, n) for n in (0, 1)} if cls.CHECK_DMESG else {}
         stop(cls.NAME)
+        assert not any(found.values()), found
 
     @classmethod
     def sh(cls, node, script, timeout=600, check=True):

@@ -5,7 +5,7 @@ queue restarts through the queue-management API under traffic, and
 interrupt moderation (ethtool -C, adaptive-rx).
 
 The dmsnic interface of node i is found by driver; it carries DATA.cidr(i)
-(the guest init sets it; SETUP adds it if missing). Throughput figures are
+(the guest init sets it; NIC_UP adds it if missing). Throughput figures are
 printed at the end, never asserted beyond "traffic flowed"."""
 
 import json
@@ -15,7 +15,7 @@ import sys
 import time
 import unittest
 
-from guestlib import TwoNodes, data_addr, kernel_complaints, run
+from guestlib import NIC_UP, TwoNodes, data_addr, kernel_complaints, run
 from devmemsim.addressing import DATA  # noqa: E402 (guestlib puts tools/ on the path)
 
 NAME = f"nic-test-{os.getpid()}"
@@ -30,19 +30,6 @@ TRANSFER_BYTES = 4 << 20
 # and the bytes each setting's checked transfer sends.
 MODERATION_USECS = (0, 8, 64, 256)
 MODERATION_CHECK_BYTES = 8 << 20
-
-# Prints the dmsnic interface name; makes sure it is up and has the address
-# $CIDR (set before the script).
-SETUP = r"""
-set -e
-IF=$(ls /sys/bus/pci/drivers/dmsnic/*/net/ | head -n1)
-[ -n "$IF" ]
-ip link set "$IF" up
-ip -4 addr show dev "$IF" | grep -q "$CIDR" ||
-	ip addr add "$CIDR" dev "$IF"
-pkill iperf3 || true
-echo "IF=$IF"
-"""
 
 
 # Generic netlink from the guest's python3 through dmslib (no ynl there;
@@ -108,7 +95,7 @@ class Nic(TwoNodes):
     def setup_nodes(cls):
         cls.ifname = {}
         for n in (0, 1):
-            out = cls.sh(n, f"CIDR={DATA.cidr(n)}\n{SETUP}")
+            out = cls.sh(n, f"CIDR={DATA.cidr(n)}\n{NIC_UP}")
             cls.ifname[n] = re.search(r"^IF=(\S+)$", out, re.M).group(1)
 
     @classmethod

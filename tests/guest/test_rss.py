@@ -12,24 +12,13 @@ import os
 import re
 import unittest
 
-from guestlib import TwoNodes, data_addr, run
+from guestlib import NIC_UP, TwoNodes, data_addr, run
 from devmemsim.addressing import DATA, data_addr6  # noqa: E402 (guestlib puts tools/ on the path)
 
 NAME = f"rss-test-{os.getpid()}"
 ADDR = {n: data_addr(n) for n in (0, 1)}
 STREAMS = 8  # iperf3 -P: streams of one host pair, different source ports
 SECONDS = 2
-
-SETUP = r"""
-set -e
-IF=$(ls /sys/bus/pci/drivers/dmsnic/*/net/ | head -n1)
-[ -n "$IF" ]
-ip link set "$IF" up
-ip -4 addr show dev "$IF" | grep -q "$CIDR" ||
-	ip addr add "$CIDR" dev "$IF"
-pkill iperf3 || true
-echo "IF=$IF"
-"""
 
 
 class Rss(TwoNodes):
@@ -39,7 +28,7 @@ class Rss(TwoNodes):
     def setup_nodes(cls):
         cls.ifname = {}
         for n in (0, 1):
-            out = cls.sh(n, f"CIDR={DATA.cidr(n)}\n{SETUP}")
+            out = cls.sh(n, f"CIDR={DATA.cidr(n)}\n{NIC_UP}")
             cls.ifname[n] = re.search(r"^IF=(\S+)$", out, re.M).group(1)
         cls.rif = cls.ifname[1]
 
