@@ -334,7 +334,6 @@ struct dmsnic_priv {
 	 * core holds the other contexts' tables and keys, the driver what
 	 * every context hashes.
 	 */
-	u32 rss_caps;		/* DMS_NIC_CAP_RSS_* the device has */
 	u32 rss_indir_size;	/* entries of every table (follows -L) */
 	u32 rss_indir[DMS_NIC_RSS_INDIR_SIZE];
 	u8 rss_key[DMS_NIC_RSS_KEY_SIZE];

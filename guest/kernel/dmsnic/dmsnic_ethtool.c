@@ -344,7 +344,7 @@ static int dmsnic_ntuple_check(struct dmsnic_priv *priv,
 	    ethtool_get_flow_spec_ring_vf(fs->ring_cookie))
 		return -EOPNOTSUPP;
 	if (fs->flow_type & FLOW_RSS) {
-		if (!(priv->rss_caps & DMS_NIC_CAP_RSS_CTX))
+		if (!(priv->caps & DMS_NIC_CAP_RSS_CTX))
 			return -EOPNOTSUPP;
 		err = dmsnic_rss_ctx_max_queue(priv, ctx, &max);
 		if (err)

@@ -157,7 +157,7 @@ void dmsnic_write_ntuple(struct dmsnic_priv *priv, u32 loc)
 	dmsnic_write_ntuple_addr(priv, DMS_NIC_REG_NT_DST(0), dst, words);
 	dmsnic_write_ntuple_addr(priv, DMS_NIC_REG_NT_SRC_MASK(0), smask, words);
 	dmsnic_write_ntuple_addr(priv, DMS_NIC_REG_NT_DST_MASK(0), dmask, words);
-	if (priv->rss_caps & DMS_NIC_CAP_RSS_CTX)
+	if (priv->caps & DMS_NIC_CAP_RSS_CTX)
 		dmsnic_wr32(priv, DMS_NIC_REG_RSS_NT_CTX,
 			    ctrl && (fs->flow_type & FLOW_RSS) ?
 			    DMS_NIC_RSS_NT_EN | priv->ntuple_ctx[loc] : 0);
@@ -486,10 +486,8 @@ static int dmsnic_init_irqs(struct dmsnic_priv *priv)
 static void dmsnic_init_gso(struct dmsnic_priv *priv)
 {
 	struct net_device *netdev = priv->netdev;
-	u32 caps = 0;
+	u32 caps = priv->caps;
 
-	if (dmsnic_rd32(priv, DMS_NIC_REG_VERSION) >= 0x00010005)
-		caps = dmsnic_rd32(priv, DMS_NIC_REG_CAPS);
 	if (caps & DMS_NIC_CAP_TSO)
 		netdev->hw_features |= NETIF_F_TSO | NETIF_F_TSO6;
 	if (caps & DMS_NIC_CAP_USO)

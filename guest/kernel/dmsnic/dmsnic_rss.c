@@ -30,7 +30,7 @@ static const struct {
 
 static bool dmsnic_rss_has(const struct dmsnic_priv *priv, u32 cap)
 {
-	return priv->rss_caps & cap;
+	return priv->caps & cap;
 }
 
 /* The device's flow class of an ethtool flow type, or -EOPNOTSUPP. */
@@ -176,10 +176,6 @@ void dmsnic_rss_init(struct dmsnic_priv *priv)
 	u32 i;
 
 	mutex_init(&priv->rss_hw_lock);
-	if (dmsnic_rd32(priv, DMS_NIC_REG_VERSION) >= 0x00010006)
-		priv->rss_caps = dmsnic_rd32(priv, DMS_NIC_REG_CAPS) &
-				 (DMS_NIC_CAP_RSS_CTX | DMS_NIC_CAP_RSS_FIELDS |
-				  DMS_NIC_CAP_RSS_SYM);
 	netdev_rss_key_fill(priv->rss_key, sizeof(priv->rss_key));
 	priv->rss_indir_size = dmsnic_rss_indir_size(priv, priv->num_queues);
 	for (i = 0; i < priv->rss_indir_size; i++)
