@@ -100,6 +100,20 @@ protected:
 		tail_[qi]++;
 	}
 	void ring(unsigned qi) { qw((qi ? kQ1 : 0) + DMS_NIC_TXQ_TAIL, tail_[qi] % kRing); }
+	// 40 frames of 1000 bytes on each of queues 0 and 1, then 10 ms of
+	// simulated time in 100 us steps (the rate limit tests).
+	void send_40_each_for_10ms()
+	{
+		for (int i = 0; i < 40; i++) {
+			post(0, 1000);
+			post(1, 1000);
+		}
+		ring(0);
+		ring(1);
+		advance(0);
+		for (int i = 0; i < 100; i++)
+			advance(100'000);
+	}
 	dms_tx_cmpl tx_cmpl(unsigned i)
 	{
 		dms_tx_cmpl c;
@@ -263,15 +277,7 @@ TEST_F(NicPtp, QueueRateLimitHoldsTheRate)
 	qw(DMS_NIC_TXQ_RATE_KBPS, 8000);
 	qw(DMS_NIC_TXQ_BURST, 1000); // read back as the minimum
 	EXPECT_EQ(rd(DMS_NIC_Q_BASE(0) + DMS_NIC_TXQ_BURST), unsigned(DMS_NIC_TX_BURST_MIN));
-	for (int i = 0; i < 40; i++) {
-		post(0, 1000);
-		post(1, 1000);
-	}
-	ring(0);
-	ring(1);
-	advance(0);
-	for (int i = 0; i < 100; i++)
-		advance(100'000);
+	send_40_each_for_10ms();
 	size_t sent0 = 0, sent1 = 0;
 	for (const auto &f : host_->sent)
 		(f[0] == 0x5a && f.size() == 1000 ? sent0 : sent1) += 1;
@@ -295,15 +301,7 @@ TEST_F(NicPtp, QueueRateLimitHoldsTheRate)
 TEST_F(NicPtp, DeviceRateLimitHoldsTheSum)
 {
 	wr(DMS_NIC_REG_TX_RATE_KBPS, 16000); // 2 MB/s
-	for (int i = 0; i < 40; i++) {
-		post(0, 1000);
-		post(1, 1000);
-	}
-	ring(0);
-	ring(1);
-	advance(0);
-	for (int i = 0; i < 100; i++)
-		advance(100'000);
+	send_40_each_for_10ms();
 	const size_t n = host_->sent.size();
 	EXPECT_GE(n, (DMS_NIC_TX_BURST_MIN + 20000) / 1000);
 	EXPECT_LE(n, (DMS_NIC_TX_BURST_MIN + 20000) / 1000 + 2);
