@@ -14,10 +14,9 @@
 
 #include "dmsnic.h"
 
-#define DMSNIC_PTP_MAX_ADJ_PPB	1000000	/* DMS_NIC_PTP_ADJ_FINE_MAX: 1000 ppm */
+/* DMS_NIC_PTP_ADJ_FINE_MAX is scaled ppm (2^-16 ppm); max_adj is ppb. */
+#define DMSNIC_PTP_MAX_ADJ_PPB	(DMS_NIC_PTP_ADJ_FINE_MAX / 65536 * 1000)
 #define DMSNIC_PTP_REFRESH	HZ
-#define DMSNIC_RX_TS_BITS	47
-#define DMSNIC_TX_TS_BITS	32
 
 static struct dmsnic_priv *dmsnic_ptp_priv(struct ptp_clock_info *info)
 {
@@ -136,7 +135,7 @@ bool dmsnic_ptp_rx_ns(struct dmsnic_priv *priv, const struct dms_rx_cmpl *c,
 		return false;
 	*ns = dmsnic_ptp_extend(READ_ONCE(priv->ptp.last_ns),
 				(u64)(hi & DMS_RX_TS_HI_MASK) << 32 |
-				le32_to_cpu(c->ts_lo), DMSNIC_RX_TS_BITS);
+				le32_to_cpu(c->ts_lo), DMS_RX_TS_BITS);
 	return true;
 }
 
@@ -169,7 +168,7 @@ void dmsnic_ptp_tx_done(struct dmsnic_priv *priv, struct sk_buff *skb,
 	if (!(skb_shinfo(skb)->tx_flags & SKBTX_IN_PROGRESS))
 		return;
 	hwts.hwtstamp = ns_to_ktime(dmsnic_ptp_extend(dmsnic_ptp_read(priv, NULL),
-						      ts, DMSNIC_TX_TS_BITS));
+						      ts, DMS_TX_TS_BITS));
 	skb_tstamp_tx(skb, &hwts);
 }
 

@@ -90,6 +90,7 @@ DMS_STATIC_ASSERT(sizeof(struct dms_rx_cmpl) == 32, "dms_rx_cmpl is 32 bytes");
  */
 #define DMS_RX_TS_VALID (1U << 15)
 #define DMS_RX_TS_HI_MASK 0x7fff
+#define DMS_RX_TS_BITS 47 /* stamp bits an RX completion carries */
 
 #define DMS_RX_L3_MASK 0x3
 #define DMS_RX_L3_NONE 0
@@ -158,6 +159,7 @@ struct dms_tx_cmpl {
 	dms_le16 tag;
 	dms_le32 ts; /* v1.6: PTP stamp bits 31:0 if the SOP had DMS_TX_F_TS, else 0 */
 };
+#define DMS_TX_TS_BITS 32 /* stamp bits a TX completion carries */
 DMS_STATIC_ASSERT(sizeof(struct dms_tx_cmpl) == 8, "dms_tx_cmpl is 8 bytes");
 
 #define DMS_TX_C_GEN (1U << 0)
