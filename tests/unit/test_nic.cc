@@ -166,6 +166,39 @@ TEST_F(Nic, ThresholdSmallFramesAndSplitOff)
 	EXPECT_EQ(c.pbuf_id, 200); // the first frame took no payload buffer
 }
 
+// v1.8: a WHOLE queue (AF_XDP zero-copy) never splits and never takes a
+// header buffer, while header split stays on for the others.
+TEST_F(Nic, WholeQueueTakesFramesWholeUnderHeaderSplit)
+{
+	EXPECT_TRUE(rd(DMS_NIC_REG_CAPS) & DMS_NIC_CAP_RXQ_WHOLE);
+	wr(DMS_NIC_REG_RX_CTRL, DMS_NIC_RX_HDR_SPLIT);
+	qw(0, DMS_NIC_RXQ_CTRL, 0);
+	qw(0, DMS_NIC_RXQ_CTRL, DMS_NIC_Q_ENABLE | DMS_NIC_Q_WHOLE);
+	EXPECT_EQ(rd(DMS_NIC_Q_BASE(0) + DMS_NIC_RXQ_CTRL), DMS_NIC_Q_ENABLE | DMS_NIC_Q_WHOLE);
+	post(0, 0, 32);
+	frames::Spec s;
+	for (unsigned payload : {1000u, 100u}) { // would split; would fit a header buffer
+		s.payload = payload;
+		auto f = frames::build(s);
+		rx(f);
+		dms_rx_cmpl c;
+		ASSERT_TRUE(next(0, &c));
+		EXPECT_EQ(c.flags & (DMS_RX_F_SOP | DMS_RX_F_EOP | DMS_RX_F_HDR | DMS_RX_F_PAY |
+				     DMS_RX_F_SPLIT),
+			  DMS_RX_F_SOP | DMS_RX_F_EOP | DMS_RX_F_PAY);
+		EXPECT_EQ(c.hdr_len, 0);
+		EXPECT_EQ(c.pay_len, f.size());
+		EXPECT_EQ(
+			std::memcmp(host_->at(rings(0).pdata + (c.pbuf_id - 200) * uint64_t(kPbuf)),
+				    f.data(), f.size()),
+			0);
+	}
+	// Disabled and enabled without it: the queue splits again.
+	qw(0, DMS_NIC_RXQ_CTRL, 0);
+	qw(0, DMS_NIC_RXQ_CTRL, DMS_NIC_Q_ENABLE);
+	EXPECT_EQ(rd(DMS_NIC_Q_BASE(0) + DMS_NIC_RXQ_CTRL), DMS_NIC_Q_ENABLE);
+}
+
 TEST_F(Nic, JumboFrameSpansPayloadBuffers)
 {
 	wr(DMS_NIC_REG_MTU, 9000);

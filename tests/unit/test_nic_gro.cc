@@ -608,3 +608,41 @@ TEST_F(NicGro, AnAggregateOnABusyQueueIsDeliveredWhenItGetsOld)
 	wr(DMS_NIC_REG_GRO_MAX_AGE_NS, ~0u);
 	EXPECT_EQ(rd(DMS_NIC_REG_GRO_MAX_AGE_NS), unsigned(DMS_NIC_GRO_AGE_MAX_NS));
 }
+
+// As QEMU delivers frames: the host notes the arrival time, then steps the
+// model, which idled at an older time since its last event. An aggregate's
+// timers run from when its segments came, not from the idle model's time.
+TEST_F(NicGro, TimersRunFromWhenSegmentsCameAfterTheModelIdled)
+{
+	auto arrive = [&](const std::vector<uint8_t> &s) {
+		dms_node_set_time(node_, t_);
+		ASSERT_EQ(dms_nic_receive(node_, s.data(), s.size()), 1);
+		dms_node_step(node_, t_);
+	};
+	dms_node_step(node_, t_);
+	t_ += 50 * kTimeoutNs; // the model idles: nothing is due
+	arrive(segment(0, 1000));
+	t_ += kTimeoutNs / 2;
+	arrive(segment(1000, 1000));
+	Frame f;
+	EXPECT_FALSE(next(&f)) << "delivered before the timer";
+	t_ += kTimeoutNs / 2 + kTimeoutNs / 4; // 1.25 timeouts after the first
+	dms_node_step(node_, t_);
+	EXPECT_FALSE(next(&f)) << "the queue idle timer ran from the first segment";
+	t_ += kTimeoutNs / 2;
+	dms_node_step(node_, t_);
+	ASSERT_TRUE(next(&f));
+	EXPECT_EQ(f.sop.gro_segs, 2);
+	// The age limit too: opened when the first segment came, so a flow
+	// sending every half timeout is delivered after 4 timeouts, not at once.
+	wr(DMS_NIC_REG_GRO_MAX_AGE_NS, 4 * kTimeoutNs);
+	t_ += 50 * kTimeoutNs;
+	for (uint32_t i = 0; i < 10; i++) {
+		arrive(segment(2000 + 1000 * i, 1000));
+		t_ += kTimeoutNs / 2;
+	}
+	ASSERT_TRUE(next(&f));
+	EXPECT_GE(f.sop.gro_segs, 8);
+	EXPECT_LE(f.sop.gro_segs, 9);
+	wr(DMS_NIC_REG_GRO_MAX_AGE_NS, 0);
+}

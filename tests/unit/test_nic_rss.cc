@@ -6,6 +6,7 @@
 // refused register writes.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
@@ -271,7 +272,7 @@ std::vector<Flow> one_flow_per_class()
 
 TEST_F(NicRss, ResetStateAndCapabilities)
 {
-	EXPECT_EQ(rd(DMS_NIC_REG_VERSION), 0x00010006u);
+	EXPECT_GE(rd(DMS_NIC_REG_VERSION), 0x00010007u);
 	const uint32_t caps = DMS_NIC_CAP_RSS_CTX | DMS_NIC_CAP_RSS_FIELDS | DMS_NIC_CAP_RSS_SYM;
 	EXPECT_EQ(rd(DMS_NIC_REG_CAPS) & caps, caps);
 	EXPECT_EQ(rd(DMS_NIC_REG_RSS_CTX_NUM), uint32_t(DMS_NIC_RSS_CONTEXTS));
@@ -355,6 +356,43 @@ TEST_F(NicRss, FlowLabelSeparatesFlowsOfOneTuple)
 	// IPv4 classes have no label: the bit is dropped.
 	wr(DMS_NIC_REG_RSS_CTX_FIELDS(DMS_NIC_RSS_CLASS_UDP4), 0x1f);
 	EXPECT_EQ(rd(DMS_NIC_REG_RSS_CTX_FIELDS(DMS_NIC_RSS_CLASS_UDP4)), 0xfu);
+}
+
+// v1.7: with the key's bytes 40..51 (KEY_EXT) the label reaches the hash's
+// low bits and so the queue; with the 40-byte v1.6 key it never did (the
+// input is 40 bytes: its last 4 need key bytes up to 43).
+TEST_F(NicRss, FlowLabelChangesTheQueueWithA52ByteKey)
+{
+	ASSERT_TRUE(rd(DMS_NIC_REG_CAPS) & DMS_NIC_CAP_RSS_KEY52);
+	uint8_t key[DMS_NIC_RSS_KEY52_SIZE];
+	std::memcpy(key, key_, sizeof(key_));
+	for (unsigned i = DMS_NIC_RSS_KEY_SIZE; i < sizeof(key); i++)
+		key[i] = uint8_t(0x3b + 91 * i);
+	wr(DMS_NIC_REG_RSS_CTX_SEL, 0);
+	for (unsigned w = 0; w < DMS_NIC_RSS_KEY_EXT_WORDS; w++) {
+		const uint8_t *k = key + DMS_NIC_RSS_KEY_SIZE + 4 * w;
+		const uint32_t v = k[0] | k[1] << 8 | k[2] << 16 | uint32_t(k[3]) << 24;
+		wr(DMS_NIC_REG_RSS_CTX_KEY_EXT(w), v);
+		EXPECT_EQ(rd(DMS_NIC_REG_RSS_CTX_KEY_EXT(w)), v);
+	}
+	const uint32_t f = DMS_NIC_RSS_F_IP_SRC | DMS_NIC_RSS_F_IP_DST | DMS_NIC_RSS_F_L4_SRC |
+			   DMS_NIC_RSS_F_L4_DST | DMS_NIC_RSS_F_FLOW_LABEL;
+	wr(DMS_NIC_REG_RSS_CTX_FIELDS(DMS_NIC_RSS_CLASS_UDP6), f);
+	set_table(0, {0, 1, 2, 3});
+	Flow flow = one_flow_per_class()[4]; // UDP/IPv6: one 4-tuple, labels vary
+	bool seen[kQueues] = {};
+	for (uint32_t label = 0x1234; label < 0x1234 + 16 * 0x9e37; label += 0x9e37) {
+		flow.label = label & 0xfffff;
+		const uint32_t hash = reference_toeplitz(key, sizeof(key), flow.input(f, 0));
+		Rx r = receive(flow.frame());
+		EXPECT_EQ(r.c.rss_hash, hash) << "label " << flow.label;
+		EXPECT_EQ(r.queue, hash % 4) << "label " << flow.label;
+		seen[r.queue] = true;
+	}
+	EXPECT_EQ(std::count(seen, seen + kQueues, true), int(kQueues));
+	// A reset clears the extension with the rest of the key.
+	wr(DMS_NIC_REG_CTRL, DMS_NIC_CTRL_RESET);
+	EXPECT_EQ(rd(DMS_NIC_REG_RSS_CTX_KEY_EXT(0)), 0u);
 }
 
 TEST_F(NicRss, SymmetricTransformsHashBothDirectionsAlike)

@@ -11,7 +11,7 @@
 #include "regs_common.h"
 
 #define DMS_NIC_ID_MAGIC 0x4e534d44 /* "DMSN" in memory order */
-#define DMS_NIC_VERSION 0x00010006  /* major 1, minor 6 */
+#define DMS_NIC_VERSION 0x00010008  /* major 1, minor 8 */
 
 /* Identity and capabilities (read only). */
 #define DMS_NIC_REG_ID 0x0000		 /* DMS_NIC_ID_MAGIC */
@@ -35,6 +35,12 @@
 #define DMS_NIC_CAP_RSS_CTX (1U << 3)
 #define DMS_NIC_CAP_RSS_FIELDS (1U << 4)
 #define DMS_NIC_CAP_RSS_SYM (1U << 5)
+#define DMS_NIC_CAP_RSS_KEY52 (1U << 13)     /* v1.7: 52-byte RSS keys, RSS_CTX_KEY_EXT */
+#define DMS_NIC_CAP_MAC_STD_STATS (1U << 14) /* v1.8: MSTAT_* (IEEE 802.3 counters) */
+#define DMS_NIC_CAP_RXQ_WHOLE (1U << 16)     /* v1.8: DMS_NIC_Q_WHOLE */
+
+/* v1.8: TX scheduler nodes and queue weights (TXS_*, below). */
+#define DMS_NIC_CAP_TX_SCHED_NODES (1U << 15)
 
 /*
  * Segmentation limits (v1.5, dms_tx_seg_desc): a super-frame's payload is
@@ -169,19 +175,46 @@
 #define DMS_NIC_REG_TX_RATE_WAITS 0x0848 /* RO: frames held back by a limit (wraps) */
 
 /*
+ * TX scheduler nodes (v1.8, DMS_NIC_CAP_TX_SCHED_NODES): DMS_NIC_TXS_NODES
+ * nodes, each a token bucket like a queue's (NODE_RATE_KBPS, NODE_BURST)
+ * under a parent node. A queue attached to a node pays each frame's bytes
+ * into that node's bucket and into every bucket up its chain of parents,
+ * and waits while any of them is negative: a node's rate caps the sum of
+ * the queues below it. Node numbers in TXS_Q_NODE and TXS_NODE_PARENT are
+ * n + 1 for node n; DMS_NIC_TXS_NONE is the device itself. A chain of
+ * parents is followed for at most DMS_NIC_TXS_NODES nodes (a loop is cut
+ * there). Queues with a non-zero TXS_Q_WEIGHT and the same node (or none)
+ * share the engine by weight: of those with a frame ready, the one that
+ * has sent the fewest bytes per unit of weight goes first (see
+ * docs/datasheet.md, TX scheduler nodes). Read live, kept across ring
+ * enables, cleared by a reset.
+ */
+#define DMS_NIC_TXS_NODES 8
+#define DMS_NIC_TXS_NONE 0
+#define DMS_NIC_TXS_WEIGHT_MAX 65535	 /* larger weights read back as this */
+#define DMS_NIC_REG_TXS_NUM_NODES 0x0b00 /* RO: DMS_NIC_TXS_NODES */
+#define DMS_NIC_REG_TXS_Q_SEL 0x0b04	 /* RW: the queue TXS_Q_* reach */
+#define DMS_NIC_REG_TXS_Q_NODE 0x0b08	 /* RW: its node, n + 1 or NONE */
+#define DMS_NIC_REG_TXS_Q_WEIGHT 0x0b0c	 /* RW: 0 = doorbell order only */
+
+#define DMS_NIC_REG_TXS_NODE_RATE_KBPS(n) (0x0b80 + 16 * (n)) /* RW: as TX_RATE_KBPS */
+#define DMS_NIC_REG_TXS_NODE_BURST(n) (0x0b84 + 16 * (n))     /* RW: as TX_BURST */
+#define DMS_NIC_REG_TXS_NODE_PARENT(n) (0x0b88 + 16 * (n))    /* RW: n + 1 or NONE */
+
+/*
  * MAC: pause (IEEE 802.3 annex 31B) and FEC (v1.6, DMS_NIC_CAP_MAC_STATS).
- * The MAC does no flow control: it never sends PAUSE frames and ignores
- * received ones (counted, then dropped as MAC control frames). The link
- * runs RS(528,514) FEC (IEEE 802.3 clause 91); the model's wire has no
- * bit errors, so every codeword decodes with 0 symbol errors. 64-bit
- * counters: reading _LO latches _HI.
+ * The MAC does no flow control: it makes no PAUSE frames (v1.8: counts
+ * those the host sends) and ignores received ones (counted, then dropped
+ * as MAC control frames). The link runs RS(528,514) FEC (IEEE 802.3
+ * clause 91); the model's wire has no bit errors, so every codeword
+ * decodes with 0 symbol errors. 64-bit counters: reading _LO latches _HI.
  */
 #define DMS_NIC_REG_MAC_PAUSE 0x0880	   /* RO: DMS_NIC_PAUSE_* in effect (0) */
 #define DMS_NIC_PAUSE_RX (1U << 0)	   /* honours received PAUSE */
 #define DMS_NIC_PAUSE_TX (1U << 1)	   /* sends PAUSE */
 #define DMS_NIC_PAUSE_AUTONEG (1U << 2)	   /* negotiated */
 #define DMS_NIC_REG_PAUSE_RX_FRAMES 0x0884 /* RO: PAUSE frames received (wraps) */
-#define DMS_NIC_REG_PAUSE_TX_FRAMES 0x0888 /* RO: PAUSE frames sent (wraps) */
+#define DMS_NIC_REG_PAUSE_TX_FRAMES 0x0888 /* RO: host's PAUSE frames sent (wraps) */
 #define DMS_NIC_REG_FEC_MODE 0x088c	   /* RO: DMS_NIC_FEC_* */
 #define DMS_NIC_FEC_NONE 0
 #define DMS_NIC_FEC_RS 1	      /* RS(528,514) */
@@ -190,6 +223,47 @@
 #define DMS_NIC_REG_FEC_CW_HI 0x0894
 #define DMS_NIC_REG_FEC_CORRECTED 0x0898 /* RO: codewords corrected (wraps) */
 #define DMS_NIC_REG_FEC_UNCORR 0x089c	 /* RO: codewords not correctable (wraps) */
+
+/*
+ * MAC: IEEE 802.3 clause 30 counters (v1.8, DMS_NIC_CAP_MAC_STD_STATS).
+ * Counter i is 64 bits at MSTAT_LO(i)/MSTAT_HI(i); reading _LO latches
+ * that counter's _HI (one latch for all). A frame's length is counted as
+ * on the wire, destination address through FCS, short frames padded:
+ * max(len, 60) + 4. TX counters count frames the MAC sends (link up),
+ * RX counters frames it receives, MAC control frames (type 0x8808,
+ * PAUSE included) too. RX_MAC_ERR/TX_MAC_ERR: frames lost to a DMA fault
+ * between the MAC and host memory. Histogram bin b counts frames of
+ * BIN<b-1>_HI + 1 .. BIN<b>_HI bytes, bin 0 up to BIN0_HI.
+ */
+#define DMS_NIC_REG_MSTAT_LO(i) (0x0a00 + 8 * (i))
+#define DMS_NIC_REG_MSTAT_HI(i) (0x0a04 + 8 * (i))
+#define DMS_NIC_MSTAT_TX_OK 0		    /* FramesTransmittedOK */
+#define DMS_NIC_MSTAT_TX_OCTETS 1	    /* OctetsTransmittedOK */
+#define DMS_NIC_MSTAT_TX_MCAST 2	    /* MulticastFramesXmittedOK (not bcast) */
+#define DMS_NIC_MSTAT_TX_BCAST 3	    /* BroadcastFramesXmittedOK */
+#define DMS_NIC_MSTAT_TX_CTRL 4		    /* MACControlFramesTransmitted */
+#define DMS_NIC_MSTAT_TX_MAC_ERR 5	    /* FramesLostDueToIntMACXmitError */
+#define DMS_NIC_MSTAT_RX_OK 6		    /* FramesReceivedOK */
+#define DMS_NIC_MSTAT_RX_OCTETS 7	    /* OctetsReceivedOK */
+#define DMS_NIC_MSTAT_RX_MCAST 8	    /* MulticastFramesReceivedOK (not bcast) */
+#define DMS_NIC_MSTAT_RX_BCAST 9	    /* BroadcastFramesReceivedOK */
+#define DMS_NIC_MSTAT_RX_CTRL 10	    /* MACControlFramesReceived */
+#define DMS_NIC_MSTAT_RX_MAC_ERR 11	    /* FramesLostDueToIntMACRcvError */
+#define DMS_NIC_MSTAT_RX_LEN_ERR 12	    /* InRangeLengthErrors */
+#define DMS_NIC_MSTAT_RX_LEN_RANGE 13	    /* OutOfRangeLengthField (1501..1535) */
+#define DMS_NIC_MSTAT_RX_TOO_LONG 14	    /* FrameTooLongErrors (> MTU + 26), dropped */
+#define DMS_NIC_MSTAT_RX_HIST(b) (16 + (b)) /* RMON etherStatsPkts, RX */
+#define DMS_NIC_MSTAT_TX_HIST(b) (24 + (b)) /* the same, TX */
+#define DMS_NIC_MSTAT_BINS 7
+#define DMS_NIC_MSTAT_COUNT 31
+/* Top of each bin (bytes with FCS); bin 0 starts at 0, bin b at the top of b - 1, + 1. */
+#define DMS_NIC_MSTAT_BIN0_HI 64
+#define DMS_NIC_MSTAT_BIN1_HI 127
+#define DMS_NIC_MSTAT_BIN2_HI 255
+#define DMS_NIC_MSTAT_BIN3_HI 511
+#define DMS_NIC_MSTAT_BIN4_HI 1023
+#define DMS_NIC_MSTAT_BIN5_HI 1518
+#define DMS_NIC_MSTAT_BIN6_HI 9026 /* the longest frame: MTU 9000 + 26 */
 
 /*
  * RO (v1.6, DMS_NIC_CAP_SERIAL): the device's 64-bit serial number, the
@@ -273,6 +347,20 @@
 #define DMS_NIC_REG_RSS_CTX_INDIR(i) (0x0600 + 4 * (i))	 /* i < DMS_NIC_RSS_INDIR_SIZE */
 
 /*
+ * v1.7 (DMS_NIC_CAP_RSS_KEY52): a context's key is 52 bytes, bytes 40..51
+ * in RSS_CTX_KEY_EXT (of the context RSS_CTX_SEL names; reset 0), same
+ * byte order as RSS_CTX_KEY. Toeplitz XORs in, for input bit i, the 32 key
+ * bits from bit i: the hash's low bits, the ones INDIR uses, see an input
+ * byte only if the key runs 4 bytes past it. The longest input (an IPv6
+ * 4-tuple and the flow label, 40 bytes) needs 44; with 40 (RSS_KEY, v1.6)
+ * the label never changed the queue. Inputs up to 36 bytes hash the same
+ * under both: their hash uses key bytes 0..39 only.
+ */
+#define DMS_NIC_RSS_KEY52_SIZE 52
+#define DMS_NIC_RSS_KEY_EXT_WORDS ((DMS_NIC_RSS_KEY52_SIZE - DMS_NIC_RSS_KEY_SIZE) / 4)
+#define DMS_NIC_REG_RSS_CTX_KEY_EXT(i) (0x0900 + 4 * (i)) /* i < DMS_NIC_RSS_KEY_EXT_WORDS */
+
+/*
  * Flow steering (ntuple): write the rule into the staging registers, then
  * its index into NT_COMMIT. A rule matches when every field, masked,
  * equals the packet's; the first valid matching rule (lowest index) picks
@@ -315,6 +403,13 @@
  * stopped it (ENABLE reads 0); cleared by an accepted enable.
  */
 #define DMS_NIC_Q_FAULT (1U << 2)
+/*
+ * RXQ_CTRL, RW (v1.8, DMS_NIC_CAP_RXQ_WHOLE), latched with ENABLE: the
+ * queue never splits headers and never uses header buffers, whatever
+ * RX_CTRL's HDR_SPLIT says; every frame goes whole to payload buffers
+ * (AF_XDP zero-copy: a socket's frame is one buffer).
+ */
+#define DMS_NIC_Q_WHOLE (1U << 3)
 #define DMS_NIC_RXQ_RING_LOG2 0x04    /* all three RX rings */
 #define DMS_NIC_RXQ_HBUF_BASE_LO 0x08 /* header buffer ring (host memory) */
 #define DMS_NIC_RXQ_HBUF_BASE_HI 0x0c

@@ -93,6 +93,7 @@ void Nic::reset()
 		q->rx_doorbell.notify(sc_core::SC_ZERO_TIME); // waiters see the queue off
 	}
 	ptp_reset();
+	txs_reset();
 	rx_fifo_.clear();
 	rx_arrival_.clear();
 	data_done_ = frame_done_ = sc_core::SC_ZERO_TIME;
@@ -107,6 +108,7 @@ void Nic::reset()
 void Nic::reset_counters()
 {
 	c_ = NicCounters{};
+	mstat_ = MacStats{};
 	for (auto &q : q_)
 		q->rx_frames = q->rx_split = q->tx_frames = 0;
 }

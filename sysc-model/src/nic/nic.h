@@ -24,6 +24,7 @@
 #include "devmemsim/devmemsim.h"
 #include "devmemsim/nic_desc.h"
 #include "devmemsim/nic_regs.h"
+#include "nic/mac_stats.h"
 #include "nic/nic_gro.h"
 #include "nic/parser.h"
 #include "nic/ptp.h"
@@ -53,6 +54,7 @@ struct NicCounters {
 	// received (FEC codewords are bits / DMS_NIC_FEC_CW_DATA_BITS).
 	uint64_t ptp_rx_stamps = 0, ptp_tx_stamps = 0, tx_rate_waits = 0;
 	uint64_t pause_rx = 0, mac_rx_bits = 0;
+	uint64_t pause_tx = 0; // v1.8: PAUSE frames the host sent
 };
 
 class Nic : public sc_core::sc_module, public RegFile
@@ -205,13 +207,31 @@ private:
 	// MAC (arrival, device time), in timed mode when its first byte came
 	// in, one wire time before now.
 	PtpStamp rx_stamp(size_t frame_len, uint64_t arrival) const;
-	// The MAC's view of a received frame: FEC codewords, PAUSE frames
-	// (false: consumed by the MAC).
+	// The MAC's view of a received frame: FEC codewords, MSTAT counters,
+	// PAUSE frames (false: consumed by the MAC).
 	bool mac_receive(const std::vector<uint8_t> &frame);
+	// The MAC's view of a frame it sends: MSTAT counters, PAUSE frames.
+	void mac_send(const std::vector<uint8_t> &frame);
 	// Whether queue qi's and the device's rate limits let a frame go now;
 	// if not, *due is when they may.
 	bool tx_rate_ready(unsigned qi, sc_core::sc_time *due);
 	void tx_rate_take(unsigned qi, size_t bytes);
+
+	// TX scheduler nodes and weights (v1.8, nic_sched.cc).
+	uint32_t txs_read(uint32_t off) const;
+	void txs_write(uint32_t off, uint32_t val);
+	void txs_node_write(unsigned n, uint32_t reg, uint32_t val);
+	void txs_reset();
+	// The nodes whose buckets queue qi's frames pay into, nearest first.
+	struct TxsPath {
+		std::array<uint8_t, DMS_NIC_TXS_NODES> node{};
+		unsigned len = 0;
+	};
+	TxsPath txs_path(unsigned qi) const;
+	// Weighted queues of one group take its places in doorbell order,
+	// least served first.
+	void txs_order(std::vector<std::pair<uint64_t, unsigned>> &ready);
+	void txs_charge(unsigned qi, size_t bytes);
 
 	// Interrupts (nic_irq.cc).
 	void admin_write(uint32_t off, uint32_t val);
@@ -271,11 +291,23 @@ private:
 	uint32_t ptp_ctrl_ = 0, ptp_latch_hi_ = 0, fec_latch_hi_ = 0;
 	uint64_t ptp_stage_ = 0;
 	TokenBucket tx_rate_;
+	// v1.8 (nic_sched.cc): scheduler nodes; per group (0: the device,
+	// n + 1: node n) the service of the queue it served last; TXS_Q_SEL.
+	struct TxNode {
+		TokenBucket rate;
+		uint32_t parent = DMS_NIC_TXS_NONE;
+	};
+	std::array<TxNode, DMS_NIC_TXS_NODES> txs_nodes_{};
+	std::array<uint64_t, DMS_NIC_TXS_NODES + 1> txs_vtime_{};
+	uint32_t txs_qsel_ = 0;
+	std::vector<unsigned> txs_at_;			       // txs_order(): places
+	std::vector<std::pair<uint64_t, unsigned>> txs_group_; // and their queues
 	struct TxStamp {
 		bool want = false;
 		PtpStamp at;
 	} tx_stamp_;
 	NicCounters c_;
+	MacStats mstat_; // v1.8: MSTAT registers; like c_, kept across reset()
 	Tracer trace_{DMS_DEV_NIC};
 
 	void no_memory(tlm::tlm_generic_payload &gp, sc_core::sc_time &delay);

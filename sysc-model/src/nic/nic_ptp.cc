@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 // The NIC's v1.6 registers at 0x0800-0x0bff and what they drive: the PTP
 // clock and frame timestamps, the TX rate limits (device and per queue),
-// the MAC's PAUSE and FEC counters, and the serial number.
+// the MAC's PAUSE and FEC counters, and the serial number; and what the
+// MAC sees of each frame for its v1.8 MSTAT counters (mac_stats.h).
 #include <algorithm>
 
 #include "devmemsim/nic_desc.h"
@@ -26,6 +27,15 @@ constexpr uint64_t kWireOverheadBytes = 24;
 uint64_t ps_of(const sc_core::sc_time &t)
 {
 	return t.value();
+}
+
+bool is_pause(const std::vector<uint8_t> &frame)
+{
+	if (frame.size() < 16)
+		return false;
+	const auto type = static_cast<uint16_t>(frame[12] << 8 | frame[13]);
+	const auto opcode = static_cast<uint16_t>(frame[14] << 8 | frame[15]);
+	return type == kEtherTypeMacControl && opcode == kOpcodePause;
 }
 
 } // namespace
@@ -91,12 +101,13 @@ uint32_t Nic::ptp_mac_read(uint32_t off)
 	case DMS_NIC_REG_TX_RATE_WAITS:
 		return static_cast<uint32_t>(c_.tx_rate_waits);
 	case DMS_NIC_REG_MAC_PAUSE:
-	case DMS_NIC_REG_PAUSE_TX_FRAMES:
 	case DMS_NIC_REG_FEC_CORRECTED:
 	case DMS_NIC_REG_FEC_UNCORR:
 		return 0; // no flow control; an error-free wire
 	case DMS_NIC_REG_PAUSE_RX_FRAMES:
 		return static_cast<uint32_t>(c_.pause_rx);
+	case DMS_NIC_REG_PAUSE_TX_FRAMES:
+		return static_cast<uint32_t>(c_.pause_tx);
 	case DMS_NIC_REG_FEC_MODE:
 		return DMS_NIC_FEC_RS;
 	case DMS_NIC_REG_FEC_CW_LO: {
@@ -182,34 +193,54 @@ void Nic::queue_rate_write(Queue &q, uint32_t off, uint32_t val)
 bool Nic::mac_receive(const std::vector<uint8_t> &frame)
 {
 	c_.mac_rx_bits += 8 * (frame.size() + kWireOverheadBytes);
-	if (frame.size() < 16)
-		return true;
-	const auto type = static_cast<uint16_t>(frame[12] << 8 | frame[13]);
-	const auto opcode = static_cast<uint16_t>(frame[14] << 8 | frame[15]);
-	if (type != kEtherTypeMacControl || opcode != kOpcodePause)
+	mstat_.rx(frame.data(), frame.size(), mtu_ + kL2Overhead);
+	if (!is_pause(frame))
 		return true;
 	c_.pause_rx++;
 	trace_("rx PAUSE frame: counted, not honoured");
 	return false;
 }
 
+// The MAC sends no PAUSE frames of its own; the host's go out as they are.
+void Nic::mac_send(const std::vector<uint8_t> &frame)
+{
+	mstat_.tx(frame.data(), frame.size());
+	if (is_pause(frame))
+		c_.pause_tx++;
+}
+
+// The queue's bucket, its scheduler nodes' (v1.8) and the device's.
 bool Nic::tx_rate_ready(unsigned qi, sc_core::sc_time *due)
 {
 	const uint64_t now = ps_of(sc_core::sc_time_stamp());
-	uint64_t q_due = now, dev_due = now;
-	const bool q_ok = q_[qi]->tx_rate.ready(now, &q_due);
-	const bool dev_ok = tx_rate_.ready(now, &dev_due);
-	if (q_ok && dev_ok)
-		return true;
-	*due = sc_core::sc_time::from_value(std::max(q_due, dev_due));
-	return false;
+	uint64_t latest = now;
+	bool ok = true;
+	auto check = [&](TokenBucket &b) {
+		uint64_t at = now;
+		if (!b.ready(now, &at)) {
+			ok = false;
+			latest = std::max(latest, at);
+		}
+	};
+	check(q_[qi]->tx_rate);
+	const TxsPath path = txs_path(qi);
+	for (unsigned i = 0; i < path.len; i++)
+		check(txs_nodes_[path.node[i]].rate);
+	check(tx_rate_);
+	if (!ok)
+		*due = sc_core::sc_time::from_value(latest);
+	return ok;
 }
 
 void Nic::tx_rate_take(unsigned qi, size_t bytes)
 {
 	const uint64_t now = ps_of(sc_core::sc_time_stamp());
 	q_[qi]->tx_rate.take(now, bytes);
+	const TxsPath path = txs_path(qi);
+	for (unsigned i = 0; i < path.len; i++)
+		txs_nodes_[path.node[i]].rate.take(now, bytes);
 	tx_rate_.take(now, bytes);
+	txs_charge(qi, bytes);
 }
 
 } // namespace devmemsim

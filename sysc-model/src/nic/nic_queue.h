@@ -21,6 +21,7 @@ namespace devmemsim
 // The plain (non-doorbell) per-queue registers, as the driver wrote them.
 struct QueueSetup {
 	uint32_t rx_log2 = 0, hbuf_size = 0, pbuf_size = 0;
+	bool rx_whole = false; // RXQ_CTRL WHOLE (v1.8): never split, no header buffers
 	uint64_t hbuf_base = 0, pbuf_base = 0, rcmpl_base = 0;
 	uint32_t tx_log2 = 0;
 	uint64_t tdesc_base = 0, tcmpl_base = 0;
@@ -68,6 +69,10 @@ struct Nic::Queue {
 	GroTable gro;
 	// TX rate limit (v1.6): read live, kept across ring enables.
 	TokenBucket tx_rate;
+	// TX scheduler (v1.8): the queue's node (n + 1, 0 none) and weight;
+	// bytes sent per unit of weight, in its group's virtual time.
+	uint32_t txs_node = DMS_NIC_TXS_NONE, txs_weight = 0;
+	uint64_t txs_service = 0;
 	// Statistics.
 	uint64_t rx_frames = 0, rx_split = 0, tx_frames = 0;
 
@@ -152,6 +157,9 @@ struct Nic::Queue {
 		itr_ns = itr_frames = {};
 		waiting = {};
 		tx_rate.reset();
+		txs_node = DMS_NIC_TXS_NONE;
+		txs_weight = 0;
+		txs_service = 0;
 	}
 	bool completions_pending() const
 	{
@@ -176,6 +184,9 @@ struct Nic::RxFrame {
 	int csum = -1; // TCP/UDP (and IPv4 header) checksums: -1 not checked yet
 	uint16_t gro_segs = 0, gso_size = 0; // a coalesced frame (nic_gro.h)
 	PtpStamp stamp;			     // v1.6: when it crossed the MAC
+	// When it arrived: the host's time then, which the model's lags while
+	// it idles (GRO's timers run from it).
+	sc_core::sc_time came;
 	unsigned qi = 0;
 	// The queue's setup and epoch when the frame got its room: every
 	// length below is checked against this setup.

@@ -90,6 +90,11 @@ uint32_t Nic::read32(uint32_t off)
 				  off % DMS_NIC_Q_STRIDE);
 	if (uint32_t val; rss_read(off, &val))
 		return val;
+	if (uint32_t val; mstat_.read(off, &val))
+		return val;
+	if (in_range(off, DMS_NIC_REG_TXS_NUM_NODES,
+		     DMS_NIC_REG_TXS_NODE_RATE_KBPS(DMS_NIC_TXS_NODES)))
+		return txs_read(off);
 	if (in_range(off, DMS_NIC_REG_PTP_CTRL, DMS_NIC_REG_PTP_CTRL + 0x400))
 		return ptp_mac_read(off);
 	switch (off) {
@@ -114,8 +119,10 @@ uint32_t Nic::read32(uint32_t off)
 		return kNtupleSize;
 	case DMS_NIC_REG_CAPS:
 		return DMS_NIC_CAP_TSO | DMS_NIC_CAP_USO | DMS_NIC_CAP_RSS_CTX |
-		       DMS_NIC_CAP_RSS_FIELDS | DMS_NIC_CAP_RSS_SYM | DMS_NIC_CAP_PTP |
-		       DMS_NIC_CAP_TX_RATE | DMS_NIC_CAP_MAC_STATS | DMS_NIC_CAP_SERIAL;
+		       DMS_NIC_CAP_RSS_FIELDS | DMS_NIC_CAP_RSS_SYM | DMS_NIC_CAP_RSS_KEY52 |
+		       DMS_NIC_CAP_PTP | DMS_NIC_CAP_TX_RATE | DMS_NIC_CAP_MAC_STATS |
+		       DMS_NIC_CAP_SERIAL | DMS_NIC_CAP_MAC_STD_STATS | DMS_NIC_CAP_TX_SCHED_NODES |
+		       DMS_NIC_CAP_RXQ_WHOLE;
 	case DMS_NIC_REG_CTRL:
 		return 0;
 	case DMS_NIC_REG_STATUS:
@@ -193,7 +200,7 @@ uint32_t Nic::queue_read(const Queue &q, uint32_t off) const
 	switch (off) {
 	case DMS_NIC_RXQ_CTRL:
 		return (q.rx_on ? DMS_NIC_Q_ENABLE : 0) | (q.rx_refused ? DMS_NIC_Q_CFG_ERR : 0) |
-		       (q.rx_fault ? DMS_NIC_Q_FAULT : 0);
+		       (q.rx_fault ? DMS_NIC_Q_FAULT : 0) | (q.regs.rx_whole ? DMS_NIC_Q_WHOLE : 0);
 	case DMS_NIC_RXQ_HBUF_TAIL:
 		return q.hbuf_tail;
 	case DMS_NIC_RXQ_PBUF_TAIL:
@@ -244,6 +251,11 @@ void Nic::write32(uint32_t off, uint32_t val)
 		return;
 	if (in_range(off, DMS_NIC_REG_NT_CTRL, DMS_NIC_REG_NT_COMMIT + 4)) {
 		ntuple_write(off, val);
+		return;
+	}
+	if (in_range(off, DMS_NIC_REG_TXS_NUM_NODES,
+		     DMS_NIC_REG_TXS_NODE_RATE_KBPS(DMS_NIC_TXS_NODES))) {
+		txs_write(off, val);
 		return;
 	}
 	if (in_range(off, DMS_NIC_REG_PTP_CTRL, DMS_NIC_REG_PTP_CTRL + 0x400)) {
@@ -349,6 +361,7 @@ void Nic::queue_write(unsigned qi, uint32_t off, uint32_t val)
 		return write_queue_reg(*r, q.regs, val);
 	switch (off) {
 	case DMS_NIC_RXQ_CTRL:
+		q.regs.rx_whole = val & DMS_NIC_Q_WHOLE;
 		rx_enable(qi, val & DMS_NIC_Q_ENABLE);
 		break;
 	case DMS_NIC_TXQ_CTRL:

@@ -80,6 +80,12 @@ bool Nic::rss_read(uint32_t off, uint32_t *val) const
 	if (table_read(rss_[0], off, DMS_NIC_REG_RSS_KEY(0), DMS_NIC_REG_RSS_INDIR(0), val) ||
 	    table_read(c, off, DMS_NIC_REG_RSS_CTX_KEY(0), DMS_NIC_REG_RSS_CTX_INDIR(0), val))
 		return true;
+	if (in_range(off, DMS_NIC_REG_RSS_CTX_KEY_EXT(0),
+		     DMS_NIC_REG_RSS_CTX_KEY_EXT(DMS_NIC_RSS_KEY_EXT_WORDS))) {
+		*val = key_word(c,
+				DMS_NIC_RSS_KEY_WORDS + (off - DMS_NIC_REG_RSS_CTX_KEY_EXT(0)) / 4);
+		return true;
+	}
 	if (in_range(off, DMS_NIC_REG_RSS_CTX_FIELDS(0),
 		     DMS_NIC_REG_RSS_CTX_FIELDS(DMS_NIC_RSS_CLASSES))) {
 		*val = c.fields[(off - DMS_NIC_REG_RSS_CTX_FIELDS(0)) / 4];
@@ -122,6 +128,12 @@ bool Nic::rss_write(uint32_t off, uint32_t val)
 	if (table_write(rss_[0], off, DMS_NIC_REG_RSS_KEY(0), DMS_NIC_REG_RSS_INDIR(0), val) ||
 	    table_write(c, off, DMS_NIC_REG_RSS_CTX_KEY(0), DMS_NIC_REG_RSS_CTX_INDIR(0), val))
 		return true;
+	if (in_range(off, DMS_NIC_REG_RSS_CTX_KEY_EXT(0),
+		     DMS_NIC_REG_RSS_CTX_KEY_EXT(DMS_NIC_RSS_KEY_EXT_WORDS))) {
+		set_key_word(c, DMS_NIC_RSS_KEY_WORDS + (off - DMS_NIC_REG_RSS_CTX_KEY_EXT(0)) / 4,
+			     val);
+		return true;
+	}
 	if (in_range(off, DMS_NIC_REG_RSS_CTX_FIELDS(0),
 		     DMS_NIC_REG_RSS_CTX_FIELDS(DMS_NIC_RSS_CLASSES))) {
 		const unsigned cls = (off - DMS_NIC_REG_RSS_CTX_FIELDS(0)) / 4;

@@ -90,6 +90,8 @@ bool Nic::rx_frame(const std::vector<uint8_t> &frame, uint64_t arrival)
 	}
 	RxFrame f(frame);
 	f.stamp = rx_stamp(frame.size(), arrival);
+	f.came = std::max(sc_core::sc_time_stamp(),
+			  sc_core::sc_time(double(arrival), sc_core::SC_NS));
 	rx_classify(f);
 	// TCP, or IP the parser left without L4: TCP may be further in (rx_gro).
 	const bool tcp_maybe = f.p.l4 == L4::Tcp || (f.p.l3 != L3::None && f.p.l4 == L4::None);
@@ -120,6 +122,7 @@ bool Nic::rx_deliver(RxFrame &f)
 		return false;
 	if (!ok) {
 		c_.rx_dma_err++;
+		mstat_.rx_lost();
 		trace_("rxq%u drop: buffer DMA fault", f.qi);
 	}
 	if (!rx_complete(q, f, ok))
@@ -163,10 +166,11 @@ void Nic::rx_classify(RxFrame &f)
 
 // Where the frame goes with the queue's latched setup: split if it splits
 // and its headers fit a header buffer; else whole to a header buffer if it
-// fits there, else whole to payload buffers.
+// fits there, else whole to payload buffers. A WHOLE queue (v1.8) takes
+// every frame in payload buffers.
 void Nic::rx_place(RxFrame &f)
 {
-	const bool hds = rx_ctrl_ & DMS_NIC_RX_HDR_SPLIT;
+	const bool hds = (rx_ctrl_ & DMS_NIC_RX_HDR_SPLIT) && !f.cfg.rx_whole;
 	f.split = hds && f.p.split_off && f.len() - f.p.split_off > hds_thresh_;
 	if (f.split && f.p.split_off > f.cfg.hbuf_size) {
 		f.split = false; // like a header-buffer overflow on real NICs

@@ -44,7 +44,7 @@ bool Nic::rx_gro(RxFrame &f)
 			    std::min<uint32_t>(DMS_NIC_GRO_MAX_BUFS, q.pbufs()),
 			    q.rx_cfg.pbuf_size};
 	const uint32_t flow = gro_flow_hash(p);
-	q.gro.last_seen = sc_core::sc_time_stamp();
+	q.gro.last_seen = f.came;
 	const int i = q.gro.find(p, flow);
 	if (i >= 0) {
 		GroAggregate &a = q.gro.open[size_t(i)];
@@ -79,7 +79,7 @@ bool Nic::rx_gro(RxFrame &f)
 	first.hashed = f.hashed;
 	first.flow = flow;
 	first.serial = q.gro.serial++;
-	first.opened = sc_core::sc_time_stamp();
+	first.opened = f.came;
 	first.stamp = f.stamp;
 	first.append(f.data.data(), seg);
 	q.gro.held += bytes;

@@ -35,7 +35,9 @@ void Nic::tx_thread()
 // first, passing over queues whose next frame is not all posted yet (a
 // fast NIC puts frames on the wire in the order the host posted them,
 // whatever the queue) and queues their rate limits hold back (then
-// *waiting is set and *due is the earliest time one may go). Returns the
+// *waiting is set and *due is the earliest time one may go). Weighted
+// queues of one scheduler group swap places by their share (v1.8,
+// txs_order()). Returns the
 // work done in frames, 0 if no queue had a frame to send.
 unsigned Nic::tx_serve(sc_core::sc_time *due, bool *waiting)
 {
@@ -48,6 +50,7 @@ unsigned Nic::tx_serve(sc_core::sc_time *due, bool *waiting)
 			ready.emplace_back(q.tx_order(), i);
 	}
 	std::sort(ready.begin(), ready.end());
+	txs_order(ready);
 	for (const auto &[order, qi] : ready) {
 		const Queue &q = *q_[qi];
 		if (!q.tx_on || !q.tdescs() || !q.tcmpl_free())
@@ -150,6 +153,7 @@ bool Nic::tx_read_frame(const std::vector<dms_tx_desc> &d, std::vector<uint8_t> 
 	for (const auto &x : d) {
 		if (!dma_rw(x.addr, frame.data() + off, x.len, false, DmaStep::Data)) {
 			c_.tx_dma_err++;
+			mstat_.tx_lost();
 			trace_("tx drop: buffer DMA fault");
 			return false;
 		}
@@ -256,8 +260,11 @@ bool Nic::tx_send(unsigned qi, std::vector<uint8_t> &frame, bool csum)
 	q.tx_frames++;
 	c_.tx_frames++;
 	c_.tx_bytes += frame.size();
-	if (link_up_ && host_.send)
-		host_.send(frame.data(), frame.size());
+	if (link_up_) {
+		mac_send(frame);
+		if (host_.send)
+			host_.send(frame.data(), frame.size());
+	}
 	return q.tx_epoch == epoch;
 }
 

@@ -18,7 +18,7 @@ uint32_t rss_class_fields(unsigned cls);
 
 struct RssContext {
 	RssContext();
-	std::array<uint8_t, DMS_NIC_RSS_KEY_SIZE> key{};
+	std::array<uint8_t, DMS_NIC_RSS_KEY52_SIZE> key{}; // v1.7: bytes 40..51 in KEY_EXT
 	std::array<uint32_t, DMS_NIC_RSS_INDIR_SIZE> indir{};
 	uint32_t indir_size = DMS_NIC_RSS_INDIR_SIZE;
 	uint32_t xfrm = DMS_NIC_RSS_XFRM_NONE;
