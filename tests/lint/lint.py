@@ -140,8 +140,11 @@ def lint_checkpatch(files: list) -> int:
         return SKIP
     targets = [f for f in files if f.startswith(("guest/kernel/", "guest/include/"))
                and f.endswith((".c", ".h"))]
-    res = run(["perl", str(ksrc / "scripts" / "checkpatch.pl"), "--strict", "--no-tree",
-               "--show-types", "--color=never", "-f", *targets])
+    # As in a kernel tree (--root): --strict then knows the kernel headers'
+    # names (CamelCase IEEE 802.3 counters in struct ethtool_eth_mac_stats).
+    # GIT_DIR: the tree's, not this repository's, or it looks for them here.
+    res = run(["env", f"GIT_DIR={ksrc / '.git'}", "perl", str(ksrc / "scripts" / "checkpatch.pl"),
+               "--strict", "--root", str(ksrc), "--show-types", "--color=never", "-f", *targets])
     sys.stdout.write(res.stdout + res.stderr)
     findings, current = {}, None
     for line in res.stdout.splitlines():

@@ -46,6 +46,8 @@
 #include <devmemsim/nic_desc.h>
 #include <devmemsim/nic_regs.h>
 
+struct xsk_buff_pool;
+
 #define DMSNIC_HDR_BUF_SIZE	512	/* bytes per header buffer */
 /* Payloads up to this many bytes stay with their headers (no split), so
  * such a frame (at most 142 bytes of headers) always fits a header buffer.
@@ -92,11 +94,21 @@ struct dmsnic_hbuf {
 };
 
 /*
- * The frame an XDP program runs on, and the SOP completion it came with
- * (the metadata kfuncs read the hash from it).
+ * What the RX metadata kfuncs get as their ctx: the frame and its SOP
+ * completion (they read the hash from it). On a zero-copy queue this is
+ * the XSK buffer, the pointer in its driver area (XSK_CHECK_PRIV_TYPE).
+ */
+struct dmsnic_xdp_ctx {
+	struct xdp_buff xdp;
+	const struct dms_rx_cmpl *sop;
+};
+
+/*
+ * The frame an XDP program runs on (ctx.sop points at sop: a frame in
+ * several buffers outlives its first completion).
  */
 struct dmsnic_xdp_buff {
-	struct xdp_buff xdp;	/* first: the kfuncs get it as their ctx */
+	struct dmsnic_xdp_ctx ctx;	/* first: the kfuncs' ctx */
 	struct dms_rx_cmpl sop;
 };
 
@@ -120,6 +132,12 @@ struct dmsnic_rx_ring {
 	/* Posted buffers by id; the id of a buffer is its ring slot. */
 	struct dmsnic_hbuf *hbufs;
 	netmem_ref *pbufs;
+
+	/* AF_XDP zero-copy: the payload buffers are this pool's frames,
+	 * posted by id in xsk_bufs (pbufs stays empty).
+	 */
+	struct xsk_buff_pool *xsk_pool;
+	struct xdp_buff **xsk_bufs;
 
 	u32 size;		/* entries in each of the three rings */
 	u32 buf_size;		/* bytes per payload buffer (rx-page-size) */
@@ -154,6 +172,7 @@ struct dmsnic_rx_ring {
 struct dmsnic_tx_buf {
 	struct sk_buff *skb;	/* on the EOP slot of a frame */
 	struct xdp_frame *xdpf;	/* or this: XDP_TX, ndo_xdp_xmit */
+	bool xsk;		/* or a frame of the ring's XSK pool */
 	DEFINE_DMA_UNMAP_ADDR(dma);
 	DEFINE_DMA_UNMAP_LEN(len);
 	bool single;		/* linear part: dma_map_single() */
@@ -173,6 +192,8 @@ struct dmsnic_tx_ring {
 	u32 tail;		/* next descriptor to fill (free running) */
 	u32 db_tail;		/* tail last written to the doorbell */
 	u32 cmpl_head;
+	/* AF_XDP zero-copy: the pool whose TX ring this ring also sends. */
+	struct xsk_buff_pool *xsk_pool;
 };
 
 struct dmsnic_rx_stats {
@@ -252,6 +273,9 @@ struct dmsnic_qp {
 	/* This NAPI run queued XDP_TX frames / redirected frames. */
 	bool xdp_tx_pending;
 	bool xdp_redirected;
+
+	/* AF_XDP zero-copy pool bound to the pair (XDP_SETUP_XSK_POOL). */
+	struct xsk_buff_pool *xsk_pool;
 
 	/* Adaptive RX moderation: net_dim's state and its event counter. */
 	struct dim rx_dim;
@@ -336,7 +360,7 @@ struct dmsnic_priv {
 	 */
 	u32 rss_indir_size;	/* entries of every table (follows -L) */
 	u32 rss_indir[DMS_NIC_RSS_INDIR_SIZE];
-	u8 rss_key[DMS_NIC_RSS_KEY_SIZE];
+	u8 rss_key[DMS_NIC_RSS_KEY52_SIZE];	/* dmsnic_rss_key_size() used */
 	struct dmsnic_rss_hash rss_hash[DMS_NIC_RSS_CONTEXTS];
 	struct mutex rss_hw_lock;	/* RSS_CTX_SEL and what it selects */
 
@@ -417,10 +441,13 @@ irqreturn_t dmsnic_qp_irq(int irq, void *data);
 void dmsnic_napi_kick(struct dmsnic_qp *qp);
 
 /* dmsnic_queue.c */
+void dmsnic_set_xps(struct dmsnic_priv *priv);
 int dmsnic_up(struct dmsnic_priv *priv);
 void dmsnic_down(struct dmsnic_priv *priv);
 int dmsnic_reconfigure(struct dmsnic_priv *priv, u32 num_queues, u32 rx_size,
 		       u32 tx_size);
+int dmsnic_qp_rebuild(struct dmsnic_priv *priv, struct dmsnic_qp *qp,
+		      bool keep_old);
 bool dmsnic_qp_faulted(struct dmsnic_qp *qp);
 void dmsnic_fault_work(struct work_struct *work);
 extern const struct netdev_queue_mgmt_ops dmsnic_queue_mgmt_ops;
@@ -442,6 +469,24 @@ int dmsnic_bpf(struct net_device *netdev, struct netdev_bpf *bpf);
 int dmsnic_xdp_xmit(struct net_device *netdev, int n,
 		    struct xdp_frame **frames, u32 flags);
 void dmsnic_xdp_init_netdev(struct net_device *netdev);
+void dmsnic_xdp_count(struct dmsnic_qp *qp, u64 *counter);
+void dmsnic_xdp_count_rx(struct dmsnic_qp *qp, u32 len, u16 flags);
+bool dmsnic_xdp_tx_frame(struct dmsnic_qp *qp, struct xdp_frame *xdpf,
+			 bool pool);
+
+/* dmsnic_xsk.c: AF_XDP zero-copy */
+int dmsnic_xsk_pool_setup(struct dmsnic_priv *priv,
+			  struct xsk_buff_pool *pool, u16 qid);
+int dmsnic_xsk_wakeup(struct net_device *netdev, u32 qid, u32 flags);
+int dmsnic_xsk_mtu_check(struct dmsnic_priv *priv, int mtu);
+void dmsnic_xsk_rx_layout(struct dmsnic_rx_ring *rx);
+int dmsnic_xsk_rx_reg(struct dmsnic_priv *priv, struct dmsnic_rx_ring *rx,
+		      int idx);
+bool dmsnic_xsk_rx_post(struct dmsnic_rx_ring *rx);
+void dmsnic_xsk_rx_rewind(struct dmsnic_rx_ring *rx);
+void dmsnic_xsk_rx_free(struct dmsnic_rx_ring *rx);
+int dmsnic_xsk_rx_one(struct dmsnic_qp *qp, const struct dms_rx_cmpl *c);
+bool dmsnic_xsk_xmit(struct dmsnic_qp *qp, u32 budget);
 /* dmsnic_rss.c */
 void dmsnic_rss_init(struct dmsnic_priv *priv);
 void dmsnic_write_rss(struct dmsnic_priv *priv);
@@ -501,9 +546,22 @@ int dmsnic_get_fecparam(struct net_device *netdev,
 void dmsnic_get_fec_stats(struct net_device *netdev,
 			  struct ethtool_fec_stats *stats,
 			  struct ethtool_fec_hist *hist);
+void dmsnic_get_eth_mac_stats(struct net_device *netdev,
+			      struct ethtool_eth_mac_stats *s);
+void dmsnic_get_eth_ctrl_stats(struct net_device *netdev,
+			       struct ethtool_eth_ctrl_stats *s);
+void dmsnic_get_rmon_stats(struct net_device *netdev,
+			   struct ethtool_rmon_stats *s,
+			   const struct ethtool_rmon_hist_range **ranges);
 
 /* dmsnic_shaper.c: built with the kernel's net-shaper API */
+#if IS_ENABLED(CONFIG_NET_SHAPER)
 extern const struct net_shaper_ops dmsnic_shaper_ops;
+void dmsnic_shaper_forget_queues(struct dmsnic_priv *priv, u32 from, u32 to);
+#else
+static inline void dmsnic_shaper_forget_queues(struct dmsnic_priv *priv,
+					       u32 from, u32 to) {}
+#endif
 
 /* dmsnic_devlink.c: built with devlink */
 #if IS_ENABLED(CONFIG_NET_DEVLINK)

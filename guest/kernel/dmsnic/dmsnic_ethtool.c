@@ -281,7 +281,7 @@ static int dmsnic_set_channels(struct net_device *netdev,
 			       struct ethtool_channels *ch)
 {
 	struct dmsnic_priv *priv = netdev_priv(netdev);
-	u32 n = ch->combined_count;
+	u32 old = priv->num_queues, n = ch->combined_count;
 	int err;
 
 	if (!n || ch->rx_count || ch->tx_count)
@@ -300,9 +300,13 @@ static int dmsnic_set_channels(struct net_device *netdev,
 		if (!err)
 			priv->num_queues = n;
 	}
-	if (!err)
-		dmsnic_rss_channels_changed(priv);
-	return err;
+	if (err)
+		return err;
+	dmsnic_set_xps(priv);
+	dmsnic_rss_channels_changed(priv);
+	if (n < old)
+		dmsnic_shaper_forget_queues(priv, n, old);
+	return 0;
 }
 
 /* ---- Flow steering (ethtool -n/-N) ---- */
@@ -421,15 +425,18 @@ static int dmsnic_ntuple_loc(struct dmsnic_priv *priv, u32 loc)
 }
 
 /*
- * A rule at the slot asked for; without one, a rule matching the same
- * flows as an existing one replaces it (a second one would never match).
+ * A rule at the slot asked for (replacing the rule there) or at a free one.
+ * A rule matching the same flows as a rule in another slot is refused, as
+ * bnxt (-EEXIST) and ice do: the device's first match wins, so one of the
+ * two would never match, and a caller that meant to change a rule's action
+ * names its slot.
  */
 static int dmsnic_ntuple_add(struct dmsnic_priv *priv,
 			     struct ethtool_rxnfc *cmd)
 {
 	struct ethtool_rx_flow_spec *fs = &cmd->fs, rule = *fs;
 	u32 ctx = fs->flow_type & FLOW_RSS ? cmd->rss_context : 0;
-	int loc, err;
+	int loc, same, err;
 
 	if (!(priv->netdev->features & NETIF_F_NTUPLE))
 		return -EOPNOTSUPP;
@@ -437,13 +444,12 @@ static int dmsnic_ntuple_add(struct dmsnic_priv *priv,
 	if (err)
 		return err;
 	dmsnic_ntuple_mask(&rule);
-	loc = -ENOENT;
-	if (fs->location & RX_CLS_LOC_SPECIAL)
-		loc = dmsnic_ntuple_find(priv, &rule);
-	if (loc < 0)
-		loc = dmsnic_ntuple_loc(priv, fs->location);
+	loc = dmsnic_ntuple_loc(priv, fs->location);
 	if (loc < 0)
 		return loc;
+	same = dmsnic_ntuple_find(priv, &rule);
+	if (same >= 0 && same != loc)
+		return -EEXIST;
 	fs->location = loc;
 	rule.location = loc;
 	priv->ntuple[loc] = rule;
@@ -626,4 +632,7 @@ const struct ethtool_ops dmsnic_ethtool_ops = {
 	.get_pause_stats	= dmsnic_get_pause_stats,
 	.get_fecparam		= dmsnic_get_fecparam,
 	.get_fec_stats		= dmsnic_get_fec_stats,
+	.get_eth_mac_stats	= dmsnic_get_eth_mac_stats,
+	.get_eth_ctrl_stats	= dmsnic_get_eth_ctrl_stats,
+	.get_rmon_stats		= dmsnic_get_rmon_stats,
 };

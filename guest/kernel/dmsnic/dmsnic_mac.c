@@ -2,7 +2,9 @@
 /*
  * dmsnic: what the MAC reports (NIC v1.6): PAUSE settings and counters
  * (the MAC does no flow control: settings off, received PAUSE frames
- * counted and dropped) and its RS(528,514) FEC with a codeword histogram.
+ * counted and dropped) and its RS(528,514) FEC with a codeword histogram;
+ * (v1.8) its IEEE 802.3 MAC and MAC control counters and RMON length
+ * histograms.
  */
 #include <linux/ethtool.h>
 #include <linux/netdevice.h>
@@ -15,6 +17,20 @@ static const struct ethtool_fec_hist_range dmsnic_fec_ranges[] = {
 	{ 1, 7 },
 	{ 0, 0 },
 };
+
+/* The MSTAT histogram bins (nic_regs.h), lengths with FCS. */
+static const struct ethtool_rmon_hist_range dmsnic_rmon_ranges[] = {
+	{ 0, DMS_NIC_MSTAT_BIN0_HI },
+	{ DMS_NIC_MSTAT_BIN0_HI + 1, DMS_NIC_MSTAT_BIN1_HI },
+	{ DMS_NIC_MSTAT_BIN1_HI + 1, DMS_NIC_MSTAT_BIN2_HI },
+	{ DMS_NIC_MSTAT_BIN2_HI + 1, DMS_NIC_MSTAT_BIN3_HI },
+	{ DMS_NIC_MSTAT_BIN3_HI + 1, DMS_NIC_MSTAT_BIN4_HI },
+	{ DMS_NIC_MSTAT_BIN4_HI + 1, DMS_NIC_MSTAT_BIN5_HI },
+	{ DMS_NIC_MSTAT_BIN5_HI + 1, DMS_NIC_MSTAT_BIN6_HI },
+	{ 0, 0 },
+};
+
+static_assert(ARRAY_SIZE(dmsnic_rmon_ranges) == DMS_NIC_MSTAT_BINS + 1);
 
 static bool dmsnic_has_mac_stats(struct dmsnic_priv *priv)
 {
@@ -89,4 +105,73 @@ void dmsnic_get_fec_stats(struct net_device *netdev,
 	hi = dmsnic_rd32(priv, DMS_NIC_REG_FEC_CW_HI);
 	hist->values[0].sum = (u64)hi << 32 | lo;
 	hist->values[1].sum = stats->corrected_blocks.total;
+}
+
+static bool dmsnic_has_std_stats(struct dmsnic_priv *priv)
+{
+	return priv->caps & DMS_NIC_CAP_MAC_STD_STATS;
+}
+
+/* MSTAT counter i: reading _LO latches _HI. */
+static u64 dmsnic_mstat(struct dmsnic_priv *priv, unsigned int i)
+{
+	u32 lo = dmsnic_rd32(priv, DMS_NIC_REG_MSTAT_LO(i));
+
+	return (u64)dmsnic_rd32(priv, DMS_NIC_REG_MSTAT_HI(i)) << 32 | lo;
+}
+
+/*
+ * The link is full duplex: no collisions, deferrals or carrier sense, so
+ * those counters stay unset; on a byte-wide wire no frame is misaligned.
+ */
+void dmsnic_get_eth_mac_stats(struct net_device *netdev,
+			      struct ethtool_eth_mac_stats *s)
+{
+	struct dmsnic_priv *priv = netdev_priv(netdev);
+
+	if (!dmsnic_has_std_stats(priv))
+		return;
+	s->FramesTransmittedOK = dmsnic_mstat(priv, DMS_NIC_MSTAT_TX_OK);
+	s->OctetsTransmittedOK = dmsnic_mstat(priv, DMS_NIC_MSTAT_TX_OCTETS);
+	s->MulticastFramesXmittedOK = dmsnic_mstat(priv, DMS_NIC_MSTAT_TX_MCAST);
+	s->BroadcastFramesXmittedOK = dmsnic_mstat(priv, DMS_NIC_MSTAT_TX_BCAST);
+	s->FramesLostDueToIntMACXmitError =
+		dmsnic_mstat(priv, DMS_NIC_MSTAT_TX_MAC_ERR);
+	s->FramesReceivedOK = dmsnic_mstat(priv, DMS_NIC_MSTAT_RX_OK);
+	s->OctetsReceivedOK = dmsnic_mstat(priv, DMS_NIC_MSTAT_RX_OCTETS);
+	s->MulticastFramesReceivedOK = dmsnic_mstat(priv, DMS_NIC_MSTAT_RX_MCAST);
+	s->BroadcastFramesReceivedOK = dmsnic_mstat(priv, DMS_NIC_MSTAT_RX_BCAST);
+	s->FramesLostDueToIntMACRcvError =
+		dmsnic_mstat(priv, DMS_NIC_MSTAT_RX_MAC_ERR);
+	s->InRangeLengthErrors = dmsnic_mstat(priv, DMS_NIC_MSTAT_RX_LEN_ERR);
+	s->OutOfRangeLengthField = dmsnic_mstat(priv, DMS_NIC_MSTAT_RX_LEN_RANGE);
+	s->FrameTooLongErrors = dmsnic_mstat(priv, DMS_NIC_MSTAT_RX_TOO_LONG);
+}
+
+void dmsnic_get_eth_ctrl_stats(struct net_device *netdev,
+			       struct ethtool_eth_ctrl_stats *s)
+{
+	struct dmsnic_priv *priv = netdev_priv(netdev);
+
+	if (!dmsnic_has_std_stats(priv))
+		return;
+	s->MACControlFramesTransmitted = dmsnic_mstat(priv, DMS_NIC_MSTAT_TX_CTRL);
+	s->MACControlFramesReceived = dmsnic_mstat(priv, DMS_NIC_MSTAT_RX_CTRL);
+}
+
+void dmsnic_get_rmon_stats(struct net_device *netdev,
+			   struct ethtool_rmon_stats *s,
+			   const struct ethtool_rmon_hist_range **ranges)
+{
+	struct dmsnic_priv *priv = netdev_priv(netdev);
+	unsigned int b;
+
+	if (!dmsnic_has_std_stats(priv))
+		return;
+	s->oversize_pkts = dmsnic_mstat(priv, DMS_NIC_MSTAT_RX_TOO_LONG);
+	for (b = 0; b < DMS_NIC_MSTAT_BINS; b++) {
+		s->hist[b] = dmsnic_mstat(priv, DMS_NIC_MSTAT_RX_HIST(b));
+		s->hist_tx[b] = dmsnic_mstat(priv, DMS_NIC_MSTAT_TX_HIST(b));
+	}
+	*ranges = dmsnic_rmon_ranges;
 }

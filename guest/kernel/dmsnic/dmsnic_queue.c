@@ -98,18 +98,23 @@ static void dmsnic_rx_rewind(struct dmsnic_qp *qp)
 		dmsnic_rx_count_drop(qp);
 	}
 	dmsnic_rx_rewind_hbufs(rx);
-	dmsnic_rx_rewind_pbufs(rx);
+	if (rx->xsk_pool)
+		dmsnic_xsk_rx_rewind(rx);
+	else
+		dmsnic_rx_rewind_pbufs(rx);
 	memset(rx->cmpl_ring, 0, rx->size * sizeof(*rx->cmpl_ring));
 	rx->cmpl_head = 0;
 }
 
 /*
- * Enable a programmed queue; the device latches its configuration then
- * and leaves the enable bit clear if it refuses it.
+ * Enable a programmed queue (with the mode bits in @flags); the device
+ * latches its configuration then and leaves the enable bit clear if it
+ * refuses it.
  */
-static int dmsnic_q_enable(struct dmsnic_qp *qp, u32 ctrl_reg, const char *dir)
+static int dmsnic_q_enable(struct dmsnic_qp *qp, u32 ctrl_reg, u32 flags,
+			   const char *dir)
 {
-	dmsnic_q_wr32(qp, ctrl_reg, DMS_NIC_Q_ENABLE);
+	dmsnic_q_wr32(qp, ctrl_reg, DMS_NIC_Q_ENABLE | flags);
 	if (readl(qp->regs + ctrl_reg) & DMS_NIC_Q_ENABLE)
 		return 0;
 	netdev_err(qp->priv->netdev, "%sq %u: the device refused the queue configuration\n",
@@ -130,7 +135,9 @@ static int dmsnic_rx_hw_start(struct dmsnic_qp *qp)
 	dmsnic_q_wr64(qp, DMS_NIC_RXQ_CMPL_BASE_LO, rx->cmpl_dma);
 	dmsnic_q_wr32(qp, DMS_NIC_RXQ_HBUF_SIZE, rx->hbuf_len);
 	dmsnic_q_wr32(qp, DMS_NIC_RXQ_PBUF_SIZE, rx->pbuf_len);
-	err = dmsnic_q_enable(qp, DMS_NIC_RXQ_CTRL, "rx");
+	/* An XSK frame is one buffer: no header split on that queue. */
+	err = dmsnic_q_enable(qp, DMS_NIC_RXQ_CTRL,
+			      rx->xsk_pool ? DMS_NIC_Q_WHOLE : 0, "rx");
 	if (err)
 		return err;
 	dmsnic_q_wr32(qp, DMS_NIC_RXQ_HBUF_TAIL, rx->hbuf_tail & mask);
@@ -153,7 +160,7 @@ static int dmsnic_tx_hw_start(struct dmsnic_qp *qp)
 	dmsnic_q_wr32(qp, DMS_NIC_TXQ_RING_LOG2, ilog2(tx->size));
 	dmsnic_q_wr64(qp, DMS_NIC_TXQ_DESC_BASE_LO, tx->desc_dma);
 	dmsnic_q_wr64(qp, DMS_NIC_TXQ_CMPL_BASE_LO, tx->cmpl_dma);
-	return dmsnic_q_enable(qp, DMS_NIC_TXQ_CTRL, "tx");
+	return dmsnic_q_enable(qp, DMS_NIC_TXQ_CTRL, 0, "tx");
 }
 
 static void dmsnic_tx_hw_stop(struct dmsnic_qp *qp)
@@ -265,6 +272,8 @@ static int dmsnic_qp_start(struct dmsnic_priv *priv, struct dmsnic_qp *qp,
 
 	swap(qp->rx, mem->rx);
 	swap(qp->tx, mem->tx);
+	/* The TX ring sends for the pool the RX ring was built with. */
+	qp->tx.xsk_pool = qp->rx.xsk_pool;
 	netif_napi_add_config_locked(netdev, &qp->napi, dmsnic_poll, qp->idx);
 	snprintf(qp->irq_name, sizeof(qp->irq_name), "%s-q%u", netdev->name,
 		 qp->idx);
@@ -330,7 +339,12 @@ static int dmsnic_qps_start(struct dmsnic_priv *priv,
 		if (err)
 			goto err_stop;
 	}
-	netif_tx_start_all_queues(priv->netdev);
+	/*
+	 * Wake, not start: after a reconfiguration the qdisc may hold a
+	 * backlog for a queue that was stopped, and only a wake reschedules
+	 * it (ring_reconfig.py reconfig_tx_stall).
+	 */
+	netif_tx_wake_all_queues(priv->netdev);
 	priv->datapath_up = true;
 	return 0;
 
@@ -377,6 +391,39 @@ int dmsnic_up(struct dmsnic_priv *priv)
 void dmsnic_down(struct dmsnic_priv *priv)
 {
 	dmsnic_qps_stop(priv, NULL);
+}
+
+/*
+ * Transmit packet steering: each online CPU sends on one TX queue, the
+ * i-th on queue i mod n (so with at least as many queues as CPUs, one CPU
+ * a queue, as Documentation/networking/scaling.rst advises). Frames one
+ * CPU sends thus leave in the order it sent them, whatever their flows,
+ * as on NICs whose drivers set XPS maps (mlx5, ice, virtio-net). Without
+ * maps the stack spreads a CPU's flows over every queue by hash, and a
+ * queue that stops for a moment lets the others' frames overtake it.
+ * Set at probe and after each channel change (as mlx5 does); the user
+ * may change it in sysfs.
+ */
+void dmsnic_set_xps(struct dmsnic_priv *priv)
+{
+	u32 n = priv->num_queues, q, i;
+	cpumask_var_t mask;
+	unsigned int cpu;
+	int err = 0;
+
+	if (!zalloc_cpumask_var(&mask, GFP_KERNEL))
+		return;
+	for (q = 0; q < n && !err; q++) {
+		cpumask_clear(mask);
+		i = 0;
+		for_each_online_cpu(cpu)
+			if (i++ % n == q)
+				cpumask_set_cpu(cpu, mask);
+		err = netif_set_xps_queue(priv->netdev, mask, q);
+	}
+	free_cpumask_var(mask);
+	if (err)
+		netdev_warn(priv->netdev, "cannot set XPS maps: %d\n", err);
 }
 
 static int dmsnic_set_num_queues(struct dmsnic_priv *priv, u32 n)
@@ -429,6 +476,62 @@ int dmsnic_reconfigure(struct dmsnic_priv *priv, u32 n, u32 rx_size,
 out:
 	dmsnic_qp_mems_free(priv, old, old_n);
 	dmsnic_qp_mems_free(priv, new, n);
+	return err;
+}
+
+static int dmsnic_qp_mem_alloc(struct dmsnic_priv *priv, struct dmsnic_qp *qp,
+			       struct dmsnic_qp_mem *mem)
+{
+	struct netdev_queue_config qcfg;
+
+	netdev_queue_config(priv->netdev, qp->idx, &qcfg);
+	return dmsnic_rx_alloc(priv, &mem->rx, qp->idx, &qcfg,
+			       priv->rx_ring_size, true) ?:
+	       dmsnic_tx_alloc(priv, &mem->tx, priv->tx_ring_size);
+}
+
+/*
+ * Rebuild running pair @qp's rings from the current configuration (an XSK
+ * pool bound or unbound). With @keep_old the new rings exist before the
+ * pair stops, and if they cannot start the pair restarts on its old ones;
+ * without, the old rings are freed first (they hold frames of a pool that
+ * is going away) and a failure leaves the pair down. TX frames in flight
+ * are dropped (an XSK socket gets its frames back). Called under RTNL and
+ * the netdev instance lock.
+ */
+int dmsnic_qp_rebuild(struct dmsnic_priv *priv, struct dmsnic_qp *qp,
+		      bool keep_old)
+{
+	struct netdev_queue *txq = netdev_get_tx_queue(priv->netdev, qp->idx);
+	struct dmsnic_qp_mem *mem;
+	bool running;
+	int err = 0;
+
+	mem = kvcalloc(2, sizeof(*mem), GFP_KERNEL);
+	if (!mem)
+		return -ENOMEM;
+	if (keep_old) {
+		err = dmsnic_qp_mem_alloc(priv, qp, &mem[0]);
+		if (err)
+			goto out;
+	}
+	dmsnic_napi_off(qp);
+	__netif_tx_lock_bh(txq);
+	netif_tx_stop_queue(txq);
+	__netif_tx_unlock_bh(txq);
+	dmsnic_qp_stop(priv, qp, keep_old ? &mem[1] : NULL);
+	if (!keep_old)
+		err = dmsnic_qp_mem_alloc(priv, qp, &mem[0]);
+	if (!err)
+		err = dmsnic_qp_start(priv, qp, &mem[0]);
+	running = !err || (keep_old && !dmsnic_qp_start(priv, qp, &mem[1]));
+	if (running)
+		netif_tx_wake_queue(txq);
+	else
+		netdev_err(priv->netdev, "queue pair %u stays down: %d\n",
+			   qp->idx, err);
+out:
+	dmsnic_qp_mems_free(priv, mem, 2);
 	return err;
 }
 

@@ -78,6 +78,13 @@ static void dmsnic_rss_default_hash(struct dmsnic_rss_hash *h)
 	h->xfrm = 0;
 }
 
+/* Key bytes: 52 on a v1.7 device (the flow label reaches the queue). */
+static u32 dmsnic_rss_key_size(const struct dmsnic_priv *priv)
+{
+	return dmsnic_rss_has(priv, DMS_NIC_CAP_RSS_KEY52) ?
+	       DMS_NIC_RSS_KEY52_SIZE : DMS_NIC_RSS_KEY_SIZE;
+}
+
 /* Table entries for @n queues: a power of two, 4 per queue, within the
  * device's table; a fixed full table on a device without table sizes.
  */
@@ -106,7 +113,7 @@ static u32 dmsnic_rss_xfrm_reg(u8 xfrm)
 static void dmsnic_rss_write_table(struct dmsnic_priv *priv, u32 id,
 				   const u32 *indir, u32 size, const u8 *key)
 {
-	u32 i;
+	u32 i, ext;
 
 	lockdep_assert_held(&priv->rss_hw_lock);
 	if (!dmsnic_rss_has(priv, DMS_NIC_CAP_RSS_CTX)) {
@@ -122,6 +129,11 @@ static void dmsnic_rss_write_table(struct dmsnic_priv *priv, u32 id,
 	for (i = 0; key && i < DMS_NIC_RSS_KEY_WORDS; i++)
 		dmsnic_wr32(priv, DMS_NIC_REG_RSS_CTX_KEY(i),
 			    get_unaligned_le32(&key[4 * i]));
+	ext = dmsnic_rss_has(priv, DMS_NIC_CAP_RSS_KEY52) ?
+	      DMS_NIC_RSS_KEY_EXT_WORDS : 0;
+	for (i = 0; key && i < ext; i++)
+		dmsnic_wr32(priv, DMS_NIC_REG_RSS_CTX_KEY_EXT(i),
+			    get_unaligned_le32(&key[DMS_NIC_RSS_KEY_SIZE + 4 * i]));
 	if (!indir)
 		return;
 	dmsnic_wr32(priv, DMS_NIC_REG_RSS_CTX_INDIR_SIZE, size);
@@ -176,7 +188,7 @@ void dmsnic_rss_init(struct dmsnic_priv *priv)
 	u32 i;
 
 	mutex_init(&priv->rss_hw_lock);
-	netdev_rss_key_fill(priv->rss_key, sizeof(priv->rss_key));
+	netdev_rss_key_fill(priv->rss_key, dmsnic_rss_key_size(priv));
 	priv->rss_indir_size = dmsnic_rss_indir_size(priv, priv->num_queues);
 	for (i = 0; i < priv->rss_indir_size; i++)
 		priv->rss_indir[i] = ethtool_rxfh_indir_default(i,
@@ -276,7 +288,7 @@ u32 dmsnic_get_rx_ring_count(struct net_device *netdev)
 
 u32 dmsnic_get_rxfh_key_size(struct net_device *netdev)
 {
-	return DMS_NIC_RSS_KEY_SIZE;
+	return dmsnic_rss_key_size(netdev_priv(netdev));
 }
 
 u32 dmsnic_get_rxfh_indir_size(struct net_device *netdev)
@@ -297,7 +309,7 @@ int dmsnic_get_rxfh(struct net_device *netdev,
 		memcpy(rxfh->indir, priv->rss_indir,
 		       priv->rss_indir_size * sizeof(*rxfh->indir));
 	if (rxfh->key)
-		memcpy(rxfh->key, priv->rss_key, sizeof(priv->rss_key));
+		memcpy(rxfh->key, priv->rss_key, dmsnic_rss_key_size(priv));
 	return 0;
 }
 
@@ -336,7 +348,7 @@ int dmsnic_set_rxfh(struct net_device *netdev,
 		memcpy(priv->rss_indir, rxfh->indir,
 		       priv->rss_indir_size * sizeof(*rxfh->indir));
 	if (rxfh->key)
-		memcpy(priv->rss_key, rxfh->key, sizeof(priv->rss_key));
+		memcpy(priv->rss_key, rxfh->key, dmsnic_rss_key_size(priv));
 	if (rxfh->input_xfrm != RXH_XFRM_NO_CHANGE)
 		priv->rss_hash[0].xfrm = rxfh->input_xfrm;
 	mutex_lock(&priv->rss_hw_lock);
@@ -454,7 +466,7 @@ int dmsnic_create_rxfh_context(struct net_device *netdev,
 	}
 	if (!full.key) {
 		memcpy(ethtool_rxfh_context_key(ctx), priv->rss_key,
-		       sizeof(priv->rss_key));
+		       dmsnic_rss_key_size(priv));
 		full.key = ethtool_rxfh_context_key(ctx);
 	}
 	if (rxfh->hfunc == ETH_RSS_HASH_NO_CHANGE)

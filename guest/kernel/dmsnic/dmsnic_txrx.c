@@ -12,6 +12,7 @@
 #include <linux/udp.h>
 #include <net/netdev_queues.h>
 #include <net/page_pool/helpers.h>
+#include <net/xdp_sock_drv.h>
 
 #include "dmsnic.h"
 
@@ -89,6 +90,10 @@ static void dmsnic_rx_layout(struct dmsnic_priv *priv,
 			     struct dmsnic_rx_ring *rx, u32 page_size)
 {
 	rx->xdp = !!priv->xdp_prog;
+	if (rx->xsk_pool) {
+		dmsnic_xsk_rx_layout(rx);
+		return;
+	}
 	if (rx->xdp) {
 		/* No memory provider is bound while XDP is attached. */
 		rx->buf_size = PAGE_SIZE;
@@ -141,6 +146,9 @@ static bool dmsnic_rx_post_pbufs(struct dmsnic_rx_ring *rx, gfp_t gfp)
 {
 	u32 mask = rx->size - 1;
 
+	if (rx->xsk_pool)
+		return dmsnic_xsk_rx_post(rx);
+
 	while (rx->pbuf_posted < rx->size - 1) {
 		u32 slot = rx->pbuf_tail & mask;
 		struct dms_rx_buf *d = &rx->pbuf_ring[slot];
@@ -177,7 +185,8 @@ static bool dmsnic_rx_refill(struct dmsnic_qp *qp)
 
 	ok = dmsnic_rx_post_hbufs(rx, GFP_ATOMIC | __GFP_NOWARN);
 	ok &= dmsnic_rx_post_pbufs(rx, GFP_ATOMIC | __GFP_NOWARN);
-	if (!ok) {
+	/* An XSK pool out of frames is the socket's, not an allocation failure. */
+	if (!ok && !rx->xsk_pool) {
 		u64_stats_update_begin(&qp->rx_stats.syncp);
 		qp->rx_stats.alloc_fail++;
 		u64_stats_update_end(&qp->rx_stats.syncp);
@@ -189,7 +198,10 @@ static bool dmsnic_rx_refill(struct dmsnic_qp *qp)
 	if (rx->pbuf_tail != ptail)
 		dmsnic_q_wr32(qp, DMS_NIC_RXQ_PBUF_TAIL, rx->pbuf_tail & mask);
 
-	return rx->hbuf_posted && rx->pbuf_posted;
+	/* An XSK pool whose fill ring ran dry: the socket wakes us. */
+	return rx->hbuf_posted &&
+	       (rx->pbuf_posted ||
+		(rx->xsk_pool && xsk_uses_need_wakeup(rx->xsk_pool)));
 }
 
 static int dmsnic_rx_alloc_rings(struct dmsnic_priv *priv,
@@ -206,12 +218,20 @@ static int dmsnic_rx_alloc_rings(struct dmsnic_priv *priv,
 					   &rx->cmpl_dma, GFP_KERNEL);
 	rx->hbufs = kvcalloc(size, sizeof(*rx->hbufs), GFP_KERNEL);
 	rx->pbufs = kvcalloc(size, sizeof(*rx->pbufs), GFP_KERNEL);
+	if (rx->xsk_pool)
+		rx->xsk_bufs = kvcalloc(size, sizeof(*rx->xsk_bufs),
+					GFP_KERNEL);
 	if (!rx->hbuf_ring || !rx->pbuf_ring || !rx->cmpl_ring ||
-	    !rx->hbufs || !rx->pbufs)
+	    !rx->hbufs || !rx->pbufs || (rx->xsk_pool && !rx->xsk_bufs))
 		return -ENOMEM;
 
 	if (!dmsnic_rx_post_hbufs(rx, GFP_KERNEL))
 		return -ENOMEM;
+	/* The socket may not have filled its fill ring yet. */
+	if (rx->xsk_pool) {
+		dmsnic_xsk_rx_post(rx);
+		return 0;
+	}
 	if (!dmsnic_rx_post_pbufs(rx, GFP_KERNEL)) {
 		if (!page_pool_is_unreadable(rx->pay_pp))
 			return -ENOMEM;
@@ -232,6 +252,7 @@ void dmsnic_rx_free_ring(struct dmsnic_priv *priv, struct dmsnic_rx_ring *rx)
 	u32 i;
 
 	dev_kfree_skb_any(rx->skb);
+	dmsnic_xsk_rx_free(rx);
 	dmsnic_xdp_rx_free(rx);
 	for (i = 0; rx->hbufs && i < rx->size; i++)
 		if (rx->hbufs[i].page)
@@ -271,6 +292,10 @@ int dmsnic_rx_alloc(struct dmsnic_priv *priv, struct dmsnic_rx_ring *rx,
 	struct page_pool *pp;
 	int err;
 
+	/* A zero-copy queue's payload buffers are its XSK pool's frames;
+	 * its payload page pool stays empty.
+	 */
+	rx->xsk_pool = READ_ONCE(priv->qps[idx].xsk_pool);
 	/* Payload buffers are rx-page-size (a devmem binding may ask for
 	 * more than a page), one page-pool allocation each.
 	 */
@@ -603,6 +628,8 @@ static int dmsnic_rx_one(struct dmsnic_qp *qp, const struct dms_rx_cmpl *c)
 	struct sk_buff *skb;
 	bool have_hb;
 
+	if (rx->xsk_pool)
+		return dmsnic_xsk_rx_one(qp, c);
 	if (rx->xdp)
 		return dmsnic_xdp_rx_one(qp, c);
 	dmsnic_rx_take_bufs(qp, c, flags, &hb, &have_hb, &netmem);
@@ -945,7 +972,7 @@ static bool dmsnic_tx_tag_valid(const struct dmsnic_tx_ring *tx, u32 head,
 				u32 tail, u16 tag)
 {
 	return tag < tx->size && ((tag - head) & (tx->size - 1)) < tail - head &&
-	       (tx->bufs[tag].skb || tx->bufs[tag].xdpf);
+	       (tx->bufs[tag].skb || tx->bufs[tag].xdpf || tx->bufs[tag].xsk);
 }
 
 struct dmsnic_tx_done {
@@ -954,6 +981,7 @@ struct dmsnic_tx_done {
 	u32 gso_pkts, gso_bytes;	/* GSO skbs it segmented */
 	u32 gso_wire_pkts, gso_wire_bytes;
 	u32 errors, bad;
+	u32 xsk;		/* XSK frames: xsk_tx_completed() */
 };
 
 static void dmsnic_tx_count_sent(const struct dmsnic_tx_buf *buf,
@@ -984,10 +1012,12 @@ static void dmsnic_tx_complete(struct dmsnic_qp *qp, u32 *head, u16 tag,
 		buf = &tx->bufs[slot];
 		dmsnic_tx_unmap(dmadev, buf);
 		(*head)++;
-		if (buf->xdpf && !err) {
+		if ((buf->xdpf || buf->xsk) && !err) {
 			done->ok_pkts++;
 			done->ok_bytes += buf->wire_bytes;
 		}
+		done->xsk += buf->xsk;
+		buf->xsk = false;
 		dmsnic_xdp_tx_free(buf);
 		if (!buf->skb)
 			continue;
@@ -1049,6 +1079,8 @@ static void dmsnic_tx_clean(struct dmsnic_qp *qp, int budget)
 
 	dmsnic_q_wr32(qp, DMS_NIC_TXQ_CMPL_HEAD, tx->cmpl_head & (tx->size - 1));
 	WRITE_ONCE(tx->head, head);
+	if (done.xsk)
+		xsk_tx_completed(tx->xsk_pool, done.xsk);
 
 	u64_stats_update_begin(&qp->txc_stats.syncp);
 	qp->txc_stats.packets += done.ok_pkts;
@@ -1073,18 +1105,23 @@ static void dmsnic_tx_clean(struct dmsnic_qp *qp, int budget)
 u32 dmsnic_tx_drain(struct dmsnic_priv *priv, struct dmsnic_tx_ring *tx)
 {
 	struct device *dev = dmsnic_dma_dev(priv);
-	u32 frames = 0;
+	u32 frames = 0, xsk = 0;
 
 	for (; tx->bufs && tx->head != tx->tail; tx->head++) {
 		struct dmsnic_tx_buf *buf = &tx->bufs[tx->head & (tx->size - 1)];
 
 		dmsnic_tx_unmap(dev, buf);
-		if (buf->skb || buf->xdpf)
+		if (buf->skb || buf->xdpf || buf->xsk)
 			frames++;
+		/* The socket gets its frames back, sent or not. */
+		xsk += buf->xsk;
+		buf->xsk = false;
 		dev_kfree_skb_any(buf->skb);
 		buf->skb = NULL;
 		dmsnic_xdp_tx_free(buf);
 	}
+	if (xsk)
+		xsk_tx_completed(tx->xsk_pool, xsk);
 	tx->head = 0;
 	tx->tail = 0;
 	tx->db_tail = 0;
@@ -1203,6 +1240,9 @@ int dmsnic_poll(struct napi_struct *napi, int budget)
 	dmsnic_tx_clean(qp, budget);
 	if (budget)
 		work = dmsnic_rx_clean(qp, budget, &starved);
+	/* Frames left on the XSK TX ring: poll again. */
+	if (budget && !dmsnic_xsk_xmit(qp, budget))
+		work = budget;
 	if (work >= budget)
 		return budget;
 

@@ -13,6 +13,7 @@
  * rebuilds every queue pair; replacing one program by another does not.
  * A single-buffer program turns header split off (and needs the MTU to
  * fit one payload buffer): the device then writes every frame whole.
+ * AF_XDP zero-copy queues are in dmsnic_xsk.c.
  */
 #include <linux/bpf.h>
 #include <linux/bpf_trace.h>
@@ -48,6 +49,8 @@ int dmsnic_xdp_rx_reg(struct dmsnic_priv *priv, struct dmsnic_rx_ring *rx,
 {
 	int err;
 
+	if (rx->xsk_pool)
+		return dmsnic_xsk_rx_reg(priv, rx, idx);
 	if (!rx->xdp)
 		return 0;
 	err = __xdp_rxq_info_reg(&rx->xdp_rxq, priv->netdev, idx, 0,
@@ -86,7 +89,7 @@ void dmsnic_xdp_rx_abort(struct dmsnic_rx_ring *rx)
 {
 	if (!rx->xdp_building)
 		return;
-	dmsnic_xdp_put_buff(&rx->xb.xdp, false);
+	dmsnic_xdp_put_buff(&rx->xb.ctx.xdp, false);
 	rx->xdp_building = false;
 }
 
@@ -100,7 +103,7 @@ void dmsnic_xdp_rx_free(struct dmsnic_rx_ring *rx)
 
 static void dmsnic_xdp_begin(struct dmsnic_rx_ring *rx, void *data, u32 len)
 {
-	struct xdp_buff *xdp = &rx->xb.xdp;
+	struct xdp_buff *xdp = &rx->xb.ctx.xdp;
 
 	xdp_init_buff(xdp, PAGE_SIZE, &rx->xdp_rxq);
 	xdp_prepare_buff(xdp, data - rx->buf_off, rx->buf_off, len, true);
@@ -113,7 +116,7 @@ static bool dmsnic_xdp_add_frag(struct dmsnic_rx_ring *rx, netmem_ref netmem,
 {
 	if (len) {
 		page_pool_dma_sync_netmem_for_cpu(rx->pay_pp, netmem, 0, len);
-		if (xdp_buff_add_frag(&rx->xb.xdp, netmem, rx->buf_off, len,
+		if (xdp_buff_add_frag(&rx->xb.ctx.xdp, netmem, rx->buf_off, len,
 				      rx->buf_size))
 			return true;
 	}
@@ -141,6 +144,7 @@ static void dmsnic_xdp_start(struct dmsnic_qp *qp, const struct dms_rx_cmpl *c,
 	}
 	rx->in_frame = true;
 	rx->xb.sop = *c;
+	rx->xb.ctx.sop = &rx->xb.sop;
 	if (flags & DMS_RX_F_ERR)
 		return;
 	if (*have_hb && hdr_len >= ETH_HLEN && hdr_len <= rx->hbuf_len) {
@@ -161,7 +165,7 @@ static void dmsnic_xdp_start(struct dmsnic_qp *qp, const struct dms_rx_cmpl *c,
 	}
 }
 
-static void dmsnic_xdp_count(struct dmsnic_qp *qp, u64 *counter)
+void dmsnic_xdp_count(struct dmsnic_qp *qp, u64 *counter)
 {
 	u64_stats_update_begin(&qp->xdp_stats.syncp);
 	(*counter)++;
@@ -172,10 +176,9 @@ static void dmsnic_xdp_count(struct dmsnic_qp *qp, u64 *counter)
  * XDP is the first layer of the stack: every frame it sees counts as
  * received (netdev qstats' rx-packets), whatever the verdict.
  */
-static void dmsnic_xdp_count_rx(struct dmsnic_qp *qp, u32 len)
+void dmsnic_xdp_count_rx(struct dmsnic_qp *qp, u32 len, u16 flags)
 {
 	struct dmsnic_rx_stats *st = &qp->rx_stats;
-	u16 flags = le16_to_cpu(qp->rx.xb.sop.flags);
 
 	u64_stats_update_begin(&st->syncp);
 	st->packets++;
@@ -210,10 +213,11 @@ static void dmsnic_xdp_run(struct dmsnic_qp *qp)
 	struct bpf_prog *prog = READ_ONCE(qp->priv->xdp_prog);
 	struct net_device *netdev = qp->priv->netdev;
 	struct dmsnic_xdp_stats *st = &qp->xdp_stats;
-	struct xdp_buff *xdp = &qp->rx.xb.xdp;
+	struct xdp_buff *xdp = &qp->rx.xb.ctx.xdp;
 	u32 act = XDP_PASS;
 
-	dmsnic_xdp_count_rx(qp, xdp_get_buff_len(xdp));
+	dmsnic_xdp_count_rx(qp, xdp_get_buff_len(xdp),
+			    le16_to_cpu(qp->rx.xb.sop.flags));
 	/* A frame in flight when a single-buffer program replaced one
 	 * that takes frags; the MTU keeps any other from being split.
 	 */
@@ -273,7 +277,7 @@ int dmsnic_xdp_rx_one(struct dmsnic_qp *qp, const struct dms_rx_cmpl *c)
 		dmsnic_xdp_start(qp, c, flags, &hb, &have_hb, &netmem);
 	} else if (netmem && rx->xdp_building) {
 		if (!dmsnic_xdp_add_frag(rx, netmem, le32_to_cpu(c->pay_len))) {
-			dmsnic_xdp_put_buff(&rx->xb.xdp, true);
+			dmsnic_xdp_put_buff(&rx->xb.ctx.xdp, true);
 			rx->xdp_building = false;
 		}
 		netmem = 0;
@@ -381,25 +385,36 @@ unmap:
 	return -ENOMEM;
 }
 
-/* XDP_TX: back out through the pair's own TX ring. */
-static bool dmsnic_xdp_tx(struct dmsnic_qp *qp, struct xdp_buff *xdp)
+/*
+ * XDP_TX of @xdpf through the pair's own TX ring; @pool as for
+ * dmsnic_xdp_post(). On failure the frame is returned.
+ */
+bool dmsnic_xdp_tx_frame(struct dmsnic_qp *qp, struct xdp_frame *xdpf,
+			 bool pool)
 {
 	struct netdev_queue *txq = netdev_get_tx_queue(qp->priv->netdev,
 						       qp->idx);
-	struct xdp_frame *xdpf = xdp_convert_buff_to_frame(xdp);
 	bool ok;
 
-	if (!xdpf) {
-		dmsnic_xdp_put_buff(xdp, true);
-		return false;
-	}
 	__netif_tx_lock(txq, smp_processor_id());
-	ok = dmsnic_xdp_txq_ready(qp, txq) && !dmsnic_xdp_post(qp, xdpf, true);
+	ok = dmsnic_xdp_txq_ready(qp, txq) && !dmsnic_xdp_post(qp, xdpf, pool);
 	__netif_tx_unlock(txq);
 	if (!ok)
 		xdp_return_frame_rx_napi(xdpf);
 	qp->xdp_tx_pending |= ok;
 	return ok;
+}
+
+/* XDP_TX: back out through the pair's own TX ring. */
+static bool dmsnic_xdp_tx(struct dmsnic_qp *qp, struct xdp_buff *xdp)
+{
+	struct xdp_frame *xdpf = xdp_convert_buff_to_frame(xdp);
+
+	if (!xdpf) {
+		dmsnic_xdp_put_buff(xdp, true);
+		return false;
+	}
+	return dmsnic_xdp_tx_frame(qp, xdpf, true);
 }
 
 /* End of an RX pass: ring the TX doorbell, flush the redirect maps. */
@@ -516,6 +531,9 @@ int dmsnic_bpf(struct net_device *netdev, struct netdev_bpf *bpf)
 	switch (bpf->command) {
 	case XDP_SETUP_PROG:
 		return dmsnic_xdp_setup(priv, bpf->prog, bpf->extack);
+	case XDP_SETUP_XSK_POOL:
+		return dmsnic_xsk_pool_setup(priv, bpf->xsk.pool,
+					     bpf->xsk.queue_id);
 	default:
 		return -EOPNOTSUPP;
 	}
@@ -526,13 +544,13 @@ int dmsnic_bpf(struct net_device *netdev, struct netdev_bpf *bpf)
 static int dmsnic_xdp_rx_hash(const struct xdp_md *ctx, u32 *hash,
 			      enum xdp_rss_hash_type *rss_type)
 {
-	const struct dmsnic_xdp_buff *xb = (const void *)ctx;
-	u16 info = le16_to_cpu(xb->sop.info);
+	const struct dms_rx_cmpl *sop = ((const struct dmsnic_xdp_ctx *)ctx)->sop;
+	u16 info = le16_to_cpu(sop->info);
 	bool v6 = (info & DMS_RX_L3_MASK) == DMS_RX_L3_IPV6;
 
-	if (!(le16_to_cpu(xb->sop.flags) & DMS_RX_F_RSS))
+	if (!(le16_to_cpu(sop->flags) & DMS_RX_F_RSS))
 		return -ENODATA;
-	*hash = le32_to_cpu(xb->sop.rss_hash);
+	*hash = le32_to_cpu(sop->rss_hash);
 	switch (info & DMS_RX_L4_MASK) {
 	case DMS_RX_L4_TCP:
 		*rss_type = v6 ? XDP_RSS_TYPE_L4_IPV6_TCP :
@@ -556,8 +574,13 @@ static const struct xdp_metadata_ops dmsnic_xdp_metadata_ops = {
 
 void dmsnic_xdp_init_netdev(struct net_device *netdev)
 {
+	struct dmsnic_priv *priv = netdev_priv(netdev);
+
 	netdev->xdp_features = NETDEV_XDP_ACT_BASIC | NETDEV_XDP_ACT_REDIRECT |
 			       NETDEV_XDP_ACT_RX_SG | NETDEV_XDP_ACT_NDO_XMIT |
 			       NETDEV_XDP_ACT_NDO_XMIT_SG;
+	/* Zero-copy needs queues that take every frame in one buffer. */
+	if (priv->caps & DMS_NIC_CAP_RXQ_WHOLE)
+		netdev->xdp_features |= NETDEV_XDP_ACT_XSK_ZEROCOPY;
 	netdev->xdp_metadata_ops = &dmsnic_xdp_metadata_ops;
 }
