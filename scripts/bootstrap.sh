@@ -13,8 +13,11 @@ PKGS=(
 	zlib1g-dev flex bison bc libelf-dev libssl-dev dwarves cpio rsync kmod
 	seabios qemu-system-data ipxe-qemu debootstrap e2fsprogs dpkg-dev vde2
 	xz-utils debian-archive-keyring clang-format libtomlplusplus-dev
-	# ssh-keygen: the payload's ssh key pair (the guest selftests' ssh remote)
-	openssh-client
+	# ssh-keygen: the payload's ssh key pair (the guest selftests' ssh remote);
+	# ssh starts and reaches nodes on other hosts; sshd: the cross-host test
+	# runs a private one (Debian's package also enables its ssh service on a
+	# systemd host; the test does not use it)
+	openssh-client openssh-server
 	# the lint suite (clang-format is above; checkpatch comes with the kernel)
 	shellcheck python3-pyflakes
 	# sweep plots; Slurm for sweeps as job arrays (the sweep-slurm test starts

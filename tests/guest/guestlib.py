@@ -2,13 +2,14 @@
 cluster's nodes, driven through it (boot, exec, stop), and the cluster's
 address plan (data_addr(node): node N's address on the data link)."""
 
+import re
 import sys
 import unittest
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "cli"))
 from clilib import cli  # noqa: E402
-from devmemsim.addressing import data_addr  # noqa: E402
+from devmemsim.addressing import DATA, data_addr  # noqa: E402
 from devmemsim import console  # noqa: E402
 
 
@@ -60,9 +61,9 @@ def kernel_complaints(name, node):
 
 # The dmsnic data interface's name, as a shell word (a guest has one dmsnic).
 DMSNIC_IF = "$(ls /sys/bus/pci/drivers/dmsnic/*/net/ | head -n1)"
-# Brings the dmsnic interface up with the address $CIDR (set before the
-# script; the guest init gives it, this adds it if missing), stops iperf3s
-# an earlier test left, and prints IF=NAME.
+# Brings the dmsnic interface up with the address $CIDR, and $CIDR6 if
+# set (set before the script; the guest init gives them, this adds them if
+# missing), stops iperf3s an earlier test left, and prints IF=NAME.
 NIC_UP = rf"""
 set -e
 IF={DMSNIC_IF}
@@ -70,6 +71,8 @@ IF={DMSNIC_IF}
 ip link set "$IF" up
 ip -4 addr show dev "$IF" | grep -q "$CIDR" ||
 	ip addr add "$CIDR" dev "$IF"
+[ -z "$CIDR6" ] || ip -6 addr show dev "$IF" | grep -q "$CIDR6" ||
+	ip addr add "$CIDR6" dev "$IF" nodad
 pkill iperf3 || true
 echo "IF=$IF"
 """
@@ -111,3 +114,11 @@ class TwoNodes(unittest.TestCase):
     @classmethod
     def sh(cls, node, script, timeout=600, check=True):
         return sh(cls.NAME, node, script, timeout, check)
+
+    @classmethod
+    def nic_up(cls, node, ipv6=False):
+        """NIC_UP on node N with its data-link address (and IPv6 address):
+        the dmsnic interface's name."""
+        cidr6 = f"CIDR6={DATA.cidr6(node)}\n" if ipv6 else ""
+        out = cls.sh(node, f"CIDR={DATA.cidr(node)}\n{cidr6}{NIC_UP}")
+        return re.search(r"^IF=(\S+)$", out, re.M).group(1)

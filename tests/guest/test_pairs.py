@@ -46,12 +46,12 @@ class TwoPairs(TwoNodes):
 
     @classmethod
     def setup_nodes(cls):
-        # The kernel command line configures pair 0's NIC only: the test
-        # gives NIC 1 its data link 1 address (addressing.data_link).
+        # The guest init gave NIC 1 its data link 1 addresses
+        # (addressing.data_link, on the kernel command line).
         for n in (0, 1):
             ifname = mac_ifname(LINK1.mac(n))
-            cls.sh(n, f"IF={ifname} && ip addr add {LINK1.cidr(n)} dev $IF && "
-                      f"ip link set $IF mtu 9000 up")
+            cls.sh(n, f"IF={ifname} && ip -4 addr show dev $IF | grep -q ' {LINK1.cidr(n)} ' && "
+                      f"ip -6 addr show dev $IF | grep -q ' {LINK1.cidr6(n)} ' && ip link set $IF mtu 9000 up")
 
     def probe(self, node: int) -> dict:
         out = {}

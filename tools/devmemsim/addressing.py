@@ -1,18 +1,26 @@
 """The cluster's address plan, defined once.
 
-Nodes are named node0..nodeN-1. Each pair of nodes is linked by devmemsim-nic
-(the data link) and, for benchmarks, by e1000e and virtio-net; node i has on
-each link the MAC 52:54:00:XX:00:ii (XX names the link) and the IPv4 address
+Nodes are named node0..nodeN-1 (a cluster file may name them; node i is
+still the i-th). Each pair of nodes is linked by devmemsim-nic (the data
+link) and, for benchmarks, by e1000e and virtio-net; node i has on each link
+the MAC 52:54:00:XX:00:ii (XX names the link) and the IPv4 address
 NET.(i+1)/24; the data link also carries IPv6, node i at NET6:(i+1)/64 (a
 unique local prefix). The CLI puts node i's data-link addresses on its kernel
-command line (devmemsim.addr=ADDR/24 devmemsim.addr6=ADDR6/64) and
-devmemsim-init applies them; the tests and the benchmark ask this module.
+command line and devmemsim-init applies them; the tests and the benchmark
+ask this module.
 
-A node with K NIC/GPU pairs (its [topology]) has K data links: every node's
-NIC i is on link i (data_link(i)). Link 0 is the one above; link i > 0 has
-the netdev dataI, MACs 52:54:00:d5:II:nn and 10.10.i.(n+1)/24,
-fd10:10:i::(n+1)/64. The kernel command line carries link 0's addresses
-only: a guest gives link i's to its NIC i itself (the tests do).
+A node with K NIC/GPU pairs (its [topology]) has K data NICs. In the
+default cluster every node's NIC i is on data link i (data_link(i)). Link 0
+is the one above; link i > 0 has the netdev dataI, MACs 52:54:00:d5:II:nn
+and 10.10.i.(n+1)/24, fd10:10:i::(n+1)/64.
+
+A cluster file (clusterfile.py) names its data networks; network j (in the
+file's order) is the subnet of data_link(j), and node n's NIC on it has
+address n+1 there: nic_address(n, pair, j). A NIC's MAC and QEMU netdev
+follow its pair, whatever network it is on. The kernel command line
+carries every NIC's addresses, one devmemsim.nic=MAC,CIDR,CIDR6 per NIC
+(nic_address().cmdline()); devmemsim-init gives each dmsnic interface the
+addresses its MAC names.
 """
 
 from dataclasses import dataclass
@@ -20,6 +28,7 @@ from dataclasses import dataclass
 PREFIX_LEN = 24
 PREFIX_LEN6 = 64
 MAX_NODES = 16  # what a cluster may have (the CLI checks --nodes)
+MAX_NETWORKS = 32  # data networks: 10.10.0.0/24 .. 10.10.31.0/24
 
 
 @dataclass(frozen=True)
@@ -63,6 +72,51 @@ def data_link(pair: int) -> Link:
         return DATA
     return Link(DATA.device, f"{DATA.netdev}{pair}", DATA.mac_byte, f"10.10.{pair}",
                 f"{DATA.net6}:{pair:x}", pair)
+
+
+@dataclass(frozen=True)
+class NicAddress:
+    """One data NIC of a node: pair `pair` of node `node`, on network
+    `network` (the index of its subnet)."""
+
+    node: int
+    pair: int
+    network: int
+
+    @property
+    def netdev(self) -> str:
+        return data_link(self.pair).netdev
+
+    @property
+    def mac(self) -> str:
+        return data_link(self.pair).mac(self.node)
+
+    @property
+    def addr(self) -> str:
+        return data_link(self.network).addr(self.node)
+
+    @property
+    def cidr(self) -> str:
+        return data_link(self.network).cidr(self.node)
+
+    @property
+    def addr6(self) -> str:
+        return data_link(self.network).addr6(self.node)
+
+    @property
+    def cidr6(self) -> str:
+        return data_link(self.network).cidr6(self.node)
+
+    def cmdline(self) -> str:
+        """The kernel command line word devmemsim-init reads."""
+        return f"devmemsim.nic={self.mac},{self.cidr},{self.cidr6}"
+
+
+def nic_address(node: int, pair: int, network: int) -> NicAddress:
+    """Node `node`'s NIC `pair` on data network `network`."""
+    if not 0 <= network < MAX_NETWORKS:
+        raise ValueError(f"network {network}: at most {MAX_NETWORKS} data networks")
+    return NicAddress(node, pair, network)
 
 
 # Extra links two nodes get with `boot --compare-nics` (the NIC benchmark).

@@ -8,12 +8,12 @@ import sys
 import time
 from pathlib import Path
 
-from . import build, conformance, demo, fidelity, kselftest, sim, stats, sweep
+from . import build, clusterfile, collective, conformance, demo, fidelity, kselftest, sim, stats, sweep
 from .addressing import MAX_NODES
 from .build import build_all, build_for_tests, build_lock, build_model
 from .cluster import Cluster, Machine, list_clusters, node_config
 from .errors import Failure, UsageError, log
-from .paths import BUILD, ROOT
+from .paths import BUILD
 
 
 class Parser(argparse.ArgumentParser):
@@ -23,13 +23,27 @@ class Parser(argparse.ArgumentParser):
         raise UsageError(message)
 
 
+# What --cluster FILE replaces: the file says it (option -> its default).
+NODE_OPTION_DEFAULTS = {"nodes": 1, "config": "", "set": [], "memory": "1G", "smp": 2}
+
+
+def add_cluster_file_options(p):
+    p.add_argument("--cluster", metavar="FILE",
+                   help="cluster file (TOML: nodes, their hardware, networks; configs/cluster/example.toml)")
+    p.add_argument("--pcap", metavar="DIR",
+                   help="record every node's data-link traffic in DIR/NODE-NETWORK.pcap (QEMU's filter-dump)")
+
+
 def add_node_options(p):
-    p.add_argument("--nodes", type=int, default=1, metavar="N", help="number of nodes (default 1)")
-    p.add_argument("--config", default="", metavar="FILE", help="node configuration (TOML; default configs/node/default.toml)")
-    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="override one configuration key")
+    # Defaults are None so that check_node_options() sees what was given.
+    p.add_argument("--nodes", type=int, metavar="N", help="number of nodes (default 1): the default cluster of "
+                   "N nodes alike, short for a cluster file")
+    p.add_argument("--config", metavar="FILE", help="node configuration (TOML; default configs/node/default.toml)")
+    p.add_argument("--set", action="append", metavar="KEY=VALUE", help="override one configuration key")
     p.add_argument("--accel", choices=["tcg", "kvm"], default="tcg", help="QEMU accelerator (default tcg)")
-    p.add_argument("--memory", default="1G", metavar="SIZE", help="guest RAM per node (default 1G)")
-    p.add_argument("--smp", type=int, default=2, metavar="N", help="vCPUs per node (default 2)")
+    p.add_argument("--memory", metavar="SIZE", help="guest RAM per node (default 1G)")
+    p.add_argument("--smp", type=int, metavar="N", help="vCPUs per node (default 2)")
+    add_cluster_file_options(p)
     p.add_argument("--trace", action="append", default=[], metavar="PATTERN",
                    help="pass '-trace PATTERN' to every node's QEMU (repeatable; e.g. 'devmemsim_*', "
                         "docs/tracing.md); the events go to NODE.log in the cluster's run directory")
@@ -78,6 +92,13 @@ def make_parser():
     d.add_argument("--mode", default="both", help="transfers: both (default), devmem or bounce")
     d.add_argument("--json", metavar="FILE", help="also write the runs as JSON ({\"runs\": [...]})")
     d.add_argument("--accel", choices=["tcg", "kvm"], default="tcg", help="QEMU accelerator (default tcg)")
+    d.add_argument("--pattern", choices=collective.PATTERNS,
+                   help="a collective instead: every GPU of each data network sends --mib MiB to another "
+                        "(ring: i -> i+1; pairs: 0<->1, 2<->3...; all-to-all: n-1 steps of a shifted ring), "
+                        "the transfers of a step at once")
+    add_cluster_file_options(d)
+    d.epilog = ("With --cluster, the transfers go between the file's first two nodes (their NIC 0); with "
+                "--pattern, between every NIC/GPU pair of each network that joins two or more.")
     sim.add_command(sub)
     sweep.add_command(sub)
     fidelity.add_command(sub)
@@ -119,25 +140,61 @@ def command(argv):
     return argv
 
 
-def check_node_options(a):
+def cluster_plan(a) -> clusterfile.Plan:
+    """The plan of --cluster FILE, or the default cluster of the node
+    options; checked before anything heavy is built."""
+    if a.cluster:
+        given = [f"--{k}" for k in NODE_OPTION_DEFAULTS if getattr(a, k, None) is not None]
+        if given:
+            raise UsageError(f"{given[0]}: not with --cluster (the cluster file says it)")
+        if not os.path.isfile(a.cluster):
+            raise UsageError(f"--cluster {a.cluster}: no such file")
+        return clusterfile.load(a.cluster)
+    for k, v in NODE_OPTION_DEFAULTS.items():
+        if getattr(a, k, None) is None:
+            setattr(a, k, v)
     if not 1 <= a.nodes <= MAX_NODES:
         raise UsageError(f"--nodes {a.nodes}: must be 1..{MAX_NODES}")
-    if a.smp < 1 or a.smp > 8:
-        raise UsageError(f"--smp {a.smp}: must be 1..8")
-    if a.config:
-        if not os.path.isfile(a.config):
-            raise UsageError(f"--config {a.config}: no such file")
-        a.config = os.path.abspath(a.config)
-    else:
-        a.config = str(ROOT / "configs" / "node" / "default.toml")
-    # Configuration mistakes are reported before anything heavy is built.
+    if a.smp < 1 or a.smp > clusterfile.MAX_SMP:
+        raise UsageError(f"--smp {a.smp}: must be 1..{clusterfile.MAX_SMP}")
+    if not clusterfile.MEMORY_RE.match(a.memory):
+        raise UsageError(f"--memory {a.memory}: expected a size such as 512M or 2G")
+    if a.config and not os.path.isfile(a.config):
+        raise UsageError(f"--config {a.config}: no such file")
+    # The model's own checks first: they name the line of a malformed file.
+    check_configs([(a.config or str(clusterfile.DEFAULT_CONFIG), a.set)])
+    return clusterfile.default_plan(a.nodes, a.config, a.set, a.memory, a.smp)
+
+
+def check_configs(configs: list) -> None:
+    """Check node configurations [(file, sets)] with the model's schema
+    (dms-config), before anything heavy is built."""
     with build_lock():
         build_model()
-    node_config(a.config, a.set)
+    for config, sets in configs:
+        node_config(config, sets)
+
+
+def check_pcap(a) -> str:
+    """--pcap DIR as an absolute path ("" without it)."""
+    if not a.pcap:
+        return ""
+    pcap = Path(a.pcap).resolve()
+    if not pcap.parent.is_dir():
+        raise UsageError(f"--pcap {a.pcap}: no such directory {pcap.parent}")
+    return str(pcap)
+
+
+def check_node_options(a) -> clusterfile.Plan:
+    check_pcap(a)
+    plan = cluster_plan(a)
+    if a.cluster:
+        check_configs([(str(n.config), list(n.sets)) for n in plan.nodes])
+    return plan
 
 
 def machine(a, compare_nics: bool = False) -> Machine:
-    return Machine(accel=a.accel, memory=a.memory, smp=a.smp, compare_nics=compare_nics, trace=tuple(a.trace))
+    return Machine(accel=a.accel, pcap=check_pcap(a), compare_nics=compare_nics, trace=tuple(a.trace))
 
 
 def cmd_build(a) -> int:
@@ -146,17 +203,17 @@ def cmd_build(a) -> int:
 
 
 def cmd_run(a) -> int:
-    check_node_options(a)
+    plan = check_node_options(a)
     argv = command(a.argv)
     art = build_all()
     cl = Cluster(f"run-{os.getpid()}")
     try:
-        cl.boot(art, a.nodes, a.config, a.set, machine(a))
+        cl.boot_plan(art, plan, machine(a))
     except Failure:
         cl.cleanup()  # the message already carries QEMU's output and the console
         raise
     try:
-        ag = cl.agent("node0")
+        ag = cl.agent(plan.nodes[0].name)
         try:
             status = ag.exec(argv)
         finally:
@@ -176,7 +233,7 @@ def cmd_stats(a) -> int:
     cl = Cluster(a.name)
     if not cl.running():
         raise UsageError(f"cluster {a.name!r} is not running")
-    nodes = [node_arg(a.node)] if a.node else cl.node_names()
+    nodes = [node_arg(cl, a.node)] if a.node else cl.node_names()
     all_stats = {n: cl.stats(n) for n in nodes}
     if a.json:
         print(stats.dumps({"nodes": all_stats}))
@@ -186,29 +243,35 @@ def cmd_stats(a) -> int:
 
 
 def cmd_boot(a) -> int:
-    check_node_options(a)
+    plan = check_node_options(a)
+    if a.compare_nics and (a.cluster or a.nodes != 2):
+        raise UsageError("--compare-nics needs --nodes 2")
     art = build_all()
     cl = Cluster(a.name)
     started = time.monotonic()
-    if a.compare_nics and a.nodes != 2:
-        raise UsageError("--compare-nics needs --nodes 2")
-    hellos = cl.boot(art, a.nodes, a.config, a.set, machine(a, a.compare_nics))
+    hellos = cl.boot_plan(art, plan, machine(a, a.compare_nics))
+    booted = time.monotonic() - started
     for node, h in hellos.items():
         print(f"{node}: up, Linux {h.get('kernel')}")
-    print(f"cluster {a.name!r}: {len(hellos)} node(s) in {time.monotonic() - started:.1f} s; run dir {cl.dir}")
-    print(f"  devmemsim exec node0 --name {a.name} -- CMD    devmemsim stop --name {a.name}")
+    print(f"cluster {a.name!r}: {len(hellos)} node(s) in {booted:.1f} s; run dir {cl.dir}")
+    if a.pcap:
+        print(f"  data-link traffic recorded in {Path(a.pcap).resolve()}/NODE-NETWORK.pcap")
+    print(f"  devmemsim exec {plan.nodes[0].name} --name {a.name} -- CMD    devmemsim stop --name {a.name}")
     return 0
 
 
-def node_arg(s: str) -> str:
-    """A NODE argument: node2, or 2 for short."""
-    return f"node{s}" if s.isdigit() else s
+def node_arg(cl: Cluster, s: str) -> str:
+    """A NODE argument: its name, or its index in the cluster for short."""
+    if s.isdigit():
+        names = cl.node_names()
+        return names[int(s)] if int(s) < len(names) else f"node{s}"
+    return s
 
 
 def cmd_exec(a) -> int:
     argv = command(a.argv)
     cl = Cluster(a.name)
-    ag = cl.agent(node_arg(a.node))
+    ag = cl.agent(node_arg(cl, a.node))
     try:
         return ag.exec(argv)
     finally:
@@ -239,7 +302,20 @@ def cmd_status(a) -> int:
 
 
 def cmd_demo(a) -> int:
-    return demo.run(a.mib, a.mtu, a.accel, a.json, a.mode)
+    plan = None
+    if a.cluster:
+        plan = cluster_plan(a)
+        if len(plan.nodes) < 2:
+            raise UsageError(f"{a.cluster}: the demo needs two nodes; the file has {len(plan.nodes)}")
+        crossed = [plan.networks.get(plan.nodes[0].nics[0].network)]
+        if a.pattern:
+            crossed = collective.networks(plan)
+        for net in crossed:
+            if net and net.kind == "switch" and a.mtu > clusterfile.SWITCH_MTU:
+                raise UsageError(f"--mtu {a.mtu}: the transfers cross network {net.name!r}, a VDE switch, which "
+                                 f"carries an MTU of {clusterfile.SWITCH_MTU} at most (--mtu {clusterfile.SWITCH_MTU})")
+    pcap = check_pcap(a)
+    return demo.run(a.mib, a.mtu, a.accel, a.json, a.mode, plan=plan, pcap=pcap, pattern=a.pattern or "")
 
 
 def cmd_kselftest(a) -> int:

@@ -1,14 +1,23 @@
 """Launch, reach and stop clusters of emulated nodes (one QEMU each).
 
-A cluster lives in RUN/<name>/: per node NODE.ctl (agent socket), NODE.qmp,
-NODE.console (serial console), NODE.log (QEMU's stdout/stderr, and its trace
-output with --trace), NODE.pid and NODE.toml (the node configuration as the
-model reads it). Names, MACs and addresses follow addressing.py; the PCIe
-layout of a node is topology.py's, from NODE.toml's [topology]. The data
-links (one per NIC/GPU pair: every node's NIC i is on link i):
-  2 nodes: -netdev stream over RUN/<name>/link.sock (node0 listens); pair
-           i > 0 over RUN/<name>/link<i>.sock
-  3+     : a VDE switch on RUN/<name>/vde (vde_switch), every pair's NICs
+A cluster is booted from its plan (clusterfile.py: a cluster file, or the
+default cluster of `--nodes N`) and lives in RUN/<name>/: cluster.json (the
+plan), per node NODE.ctl (agent socket), NODE.qmp, NODE.console (serial
+console), NODE.log (QEMU's stdout/stderr, and its trace output with
+--trace), NODE.pid and NODE.toml (the node configuration as the model reads
+it). Names, MACs and addresses follow addressing.py; the PCIe layout of a
+node is topology.py's, from NODE.toml's [topology]. Every NIC goes on the
+data network the plan gives it:
+  p2p    : -netdev stream over RUN/<name>/NETWORK.sock (its first node listens)
+  switch : a VDE switch on RUN/<name>/vde-NETWORK/ (vde_switch --daemon)
+  multicast: VDE's distributed switch, -netdev vde,sock=vxvde://GROUP/...
+           (vdeplug4: Ethernet in UDP multicast; it spans hosts)
+  a network of one NIC links nothing (the NIC has no netdev).
+A node with a host runs there (remote.py: ssh, and ssh's forwarding of its
+NODE.ctl and NODE.qmp to this host).
+With a pcap directory, QEMU's filter-dump writes every linked NIC's traffic
+to DIR/NODE-NETWORK.pcap.
+The QEMU processes of all nodes start at once and boot in parallel.
 The management NIC is -netdev user,restrict=on (no way out of the host);
 its only host forward is 127.0.0.1:<port> -> guest port 22.
 """
@@ -24,7 +33,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import addressing, topology
+from . import addressing, clusterfile, remote, topology
 from .agent import Agent
 from .build import Artifacts
 from .errors import Failure, UsageError, log
@@ -42,9 +51,16 @@ KMEMLEAK_BANNER = "kmemleak: Kernel memory leak detector initialized"
 
 @dataclass
 class NodeSpec:
-    name: str
-    index: int
-    config: Path  # as the model reads it
+    node: clusterfile.Node  # what the plan says
+    config: Path  # the merged configuration, as the model reads it
+
+    @property
+    def name(self) -> str:
+        return self.node.name
+
+    @property
+    def index(self) -> int:
+        return self.node.index
 
 
 @dataclass
@@ -52,10 +68,21 @@ class Machine:
     """What QEMU makes of every node of a cluster."""
 
     accel: str = "tcg"
-    memory: str = "1G"
+    memory: str = "1G"  # for the default cluster (boot()); a plan says per node
     smp: int = 2
+    pcap: str = ""  # a directory: every data link's traffic, one pcap per node and network
     compare_nics: bool = False  # two nodes: also e1000e and virtio-net links
     trace: tuple = ()  # QEMU -trace patterns; the output goes to NODE.log
+
+
+# TCG's CPU: QEMU's "max" without 5-level paging. With LA57 the guest kernel
+# (7.3) runs an interrupt inside identify_cpu() while boot_cpu_data's feature
+# bits are zeroed, so pgtable_l5_enabled() briefly reads false and the debug
+# kernel's KASAN reports the interrupt's own irq_desc as a wild access
+# (do_raw_spin_lock from handle_edge_irq: 4 of 14 debug consoles of one full
+# test run). Under TCG that window is wide enough for a timer tick; 4-level
+# paging avoids it.
+TCG_CPU = "max,la57=off"
 
 
 def node_config(config: str, sets: list, index: int = 0, out: Path = None) -> Path:
@@ -96,11 +123,13 @@ def kernel_cmdline(node: NodeSpec) -> str:
     # wait on another (idle) CPU whose vCPU thread the host has preempted.
     return (f"console=ttyS0 root=/dev/vda rw init=/sbin/devmemsim-init panic=-1 tsc=reliable "
             f"sysctl.kernel.timer_migration=0 "
-            f"devmemsim.node={node.name} devmemsim.addr={addressing.DATA.cidr(node.index)} "
-            f"devmemsim.addr6={addressing.DATA.cidr6(node.index)}")
+            f"devmemsim.node={node.name} {node.node.cmdline()}")
 
 
-def qemu_argv(art: Artifacts, d: Path, node: NodeSpec, nodes: int, m: Machine) -> list:
+def qemu_argv(art: Artifacts, d: Path, node: NodeSpec, plan: clusterfile.Plan, m: Machine,
+              config_at: Path = None) -> list:
+    """QEMU's command line for a node whose run directory is d (config_at:
+    where its QEMU reads its configuration, if not from node.config)."""
     n = node.name
     layout = topology.load(node.config)
     argv = [
@@ -108,9 +137,9 @@ def qemu_argv(art: Artifacts, d: Path, node: NodeSpec, nodes: int, m: Machine) -
         "-name", f"devmemsim-{n}",
         "-M", "q35",
         "-accel", m.accel,
-        "-cpu", "max" if m.accel == "tcg" else "host",
-        "-smp", str(m.smp),
-        "-m", m.memory,
+        "-cpu", TCG_CPU if m.accel == "tcg" else "host",
+        "-smp", str(node.node.smp),
+        "-m", node.node.memory,
         "-nodefaults", "-no-user-config", "-nographic", "-no-reboot",
         "-L", "/usr/share/seabios", "-L", "/usr/share/qemu",
         "-kernel", str(art.bzimage),
@@ -130,40 +159,46 @@ def qemu_argv(art: Artifacts, d: Path, node: NodeSpec, nodes: int, m: Machine) -
         "-device", f"virtio-net-pci,netdev=mgmt,mac={addressing.mgmt_mac(node.index)},romfile=",
         # The node: its NICs and GPUs where its [topology] puts them (by
         # default one pair under one PCIe switch, so P2P stays below it).
-        "-object", f"devmemsim-node,id=dms,config={node.config},stats-json={d / (n + '.stats.json')}",
+        "-object", f"devmemsim-node,id=dms,config={config_at or node.config},stats-json={d / (n + '.stats.json')}",
         *layout.ports,
     ]
     for gpu in layout.gpus:
         argv += ["-device", gpu.device()]
     for nic in layout.nics:
-        argv += data_link_argv(d, node, nodes, nic)
+        argv += data_link_argv(d, node, plan, nic, m.pcap)
     for link in addressing.COMPARE if m.compare_nics else ():
-        argv += stream_link_argv(d / f"link-{link.netdev}.sock", link.netdev, node.index)
+        argv += stream_link_argv(d / f"link-{link.netdev}.sock", link.netdev, node.index == 0)
         argv += ["-device", f"{link.device},netdev={link.netdev},mac={link.mac(node.index)},romfile="]
     for pattern in m.trace:
         argv += ["-trace", pattern]
     return argv
 
 
-def stream_link_argv(sock: Path, netdev: str, index: int) -> list:
-    """One side of a two-node link over a UNIX stream socket (node0 listens)."""
-    server = "server=on" if index == 0 else "server=off,reconnect-ms=500"
+def stream_link_argv(sock: Path, netdev: str, listen: bool) -> list:
+    """One side of a point-to-point link over a UNIX stream socket."""
+    server = "server=on" if listen else "server=off,reconnect-ms=500"
     return ["-netdev", f"stream,id={netdev},{server},addr.type=unix,addr.path={sock}"]
 
 
-def data_link_argv(d: Path, node: NodeSpec, nodes: int, nic: topology.Device) -> list:
-    """One devmemsim-nic and, with two or more nodes, its pair's link."""
-    data = addressing.data_link(nic.index)
-    dev = f"{nic.device()},mac={data.mac(node.index)}"
-    argv = []
-    if nodes == 2:
-        sock = f"link{nic.index}.sock" if nic.index else "link.sock"
-        argv += stream_link_argv(d / sock, data.netdev, node.index)
-    elif nodes > 2:
-        argv += ["-netdev", f"vde,id={data.netdev},sock={d / 'vde'}"]
-    if nodes >= 2:
-        dev += f",netdev={data.netdev}"
-    return argv + ["-device", dev]
+def data_link_argv(d: Path, node: NodeSpec, plan: clusterfile.Plan, nic: topology.Device, pcap: str) -> list:
+    """One devmemsim-nic and, when its network links it to others, its
+    netdev (and, with a pcap directory, the filter-dump that records it)."""
+    planned = node.node.nics[nic.index]
+    netdev = addressing.data_link(nic.index).netdev
+    dev = f"{nic.device()},mac={addressing.data_link(nic.index).mac(node.index)}"
+    net = plan.networks.get(planned.network)
+    if not net or not net.linked:
+        return ["-device", dev]
+    if net.kind == "p2p":
+        argv = stream_link_argv(d / f"{net.name}.sock", netdev, net.members[0] == (node.name, nic.index))
+    elif net.kind == "multicast":
+        argv = ["-netdev", f"vde,id={netdev},sock={net.multicast.url()}"]
+    else:
+        argv = ["-netdev", f"vde,id={netdev},sock={d / ('vde-' + net.name)}"]
+    if pcap:
+        argv += ["-object", f"filter-dump,id=dump-{netdev},netdev={netdev},"
+                            f"file={Path(pcap) / f'{node.name}-{net.name}.pcap'}"]
+    return argv + ["-device", f"{dev},netdev={netdev}"]
 
 
 class Cluster:
@@ -174,8 +209,25 @@ class Cluster:
         self.dir = run_root() / name
         self.procs = {}  # nodes this process started, so it can reap them
 
+    def plan(self) -> dict:
+        """The plan it was booted from (clusterfile.Plan.to_json())."""
+        try:
+            return json.loads((self.dir / "cluster.json").read_text())
+        except (OSError, ValueError):
+            return {"nodes": [], "networks": []}
+
     def node_names(self) -> list:
-        return sorted(p.stem for p in self.dir.glob("node*.pid"))
+        """In the plan's order (a cluster booted before plans: its pid files)."""
+        names = [n["name"] for n in self.plan()["nodes"]]
+        return names or sorted(p.stem for p in self.dir.glob("*.pid") if not p.stem.startswith("vde"))
+
+    def nic(self, node: str, pair: int = 0) -> dict:
+        """A node's NIC as the plan addresses it: pair, network, netdev,
+        mac, ipv4 and ipv6 (CIDR)."""
+        for n in self.plan()["nodes"]:
+            if n["name"] == node and pair < len(n["nics"]) and n["nics"][pair]["network"]:
+                return n["nics"][pair]
+        raise UsageError(f"cluster {self.name!r}: no node {node!r} with a connected NIC {pair}")
 
     def pid(self, node: str) -> int:
         if node in self.procs:
@@ -192,6 +244,11 @@ class Cluster:
         return any(self.pid(n) for n in self.node_names())
 
     def boot(self, art: Artifacts, nodes: int, config: str, sets: list, machine: Machine) -> dict:
+        """boot_plan() of the default cluster of `nodes` nodes alike."""
+        plan = clusterfile.default_plan(nodes, config, sets, machine.memory, machine.smp)
+        return self.boot_plan(art, plan, machine)
+
+    def boot_plan(self, art: Artifacts, plan: clusterfile.Plan, machine: Machine) -> dict:
         """Start every node and wait until each agent answers; returns
         {node: hello}. On failure every started node is stopped."""
         if self.running():
@@ -200,18 +257,23 @@ class Cluster:
             shutil.rmtree(self.dir)
         self.dir.mkdir(parents=True, mode=0o700)
         os.chmod(self.dir.parent, 0o700)
-        specs = []
-        for i in range(nodes):
-            name = addressing.node_name(i)
-            specs.append(NodeSpec(name, i, node_config(config, sets, i, self.dir / f"{name}.toml")))
+        (self.dir / "cluster.json").write_text(json.dumps(plan.to_json(), indent=1) + "\n")
+        specs = [NodeSpec(n, node_config(str(n.config), list(n.sets), n.index, self.dir / f"{n.name}.toml"))
+                 for n in plan.nodes]
         procs = self.procs
         try:
-            if nodes > 2:
-                self._start_vde()
+            remote.check_hosts(plan.nodes)
+            for net in plan.networks.values():
+                if net.kind == "switch" and net.linked:
+                    self._start_vde(net.name)
+            if machine.pcap:
+                os.makedirs(machine.pcap, exist_ok=True)
             for spec in specs:
-                procs[spec.name] = self._start(art, spec, nodes, machine)
+                procs[spec.name] = self._start(art, spec, plan, machine)
+            self._check_started(specs)
             hellos = {}
-            deadline = time.monotonic() + BOOT_TIMEOUT
+            # The nodes share the host's cores: more of them boot slower.
+            deadline = time.monotonic() + BOOT_TIMEOUT * max(1.0, len(specs) / 2)
             for spec in specs:
                 p = procs[spec.name]
                 a = Agent(self.dir / f"{spec.name}.ctl")
@@ -226,25 +288,32 @@ class Cluster:
             self.stop(quiet=True)
             raise
 
-    def _start_vde(self):
+    def _start_vde(self, network: str):
         vde = shutil.which("vde_switch")
         if not vde:
-            raise Failure("more than two nodes need a VDE switch: apt-get install vde2")
+            raise Failure(f"network {network!r} is a switch, which needs VDE: apt-get install vde2")
         # A vde_switch in the foreground reads commands from stdin and exits
         # at its end: it runs as a daemon, which writes its pid for stop().
-        pidfile = self.dir / "vde.pid"
-        with open(self.dir / "vde.log", "w") as logf:
-            res = subprocess.run([vde, "--sock", str(self.dir / "vde"), "--mode", "0700", "--daemon",
+        sock, pidfile, logpath = (self.dir / f"vde-{network}{ext}" for ext in ("", ".pid", ".log"))
+        with open(logpath, "w") as logf:
+            res = subprocess.run([vde, "--sock", str(sock), "--mode", "0700", "--daemon",
                                   "--pidfile", str(pidfile)],
                                  stdin=subprocess.DEVNULL, stdout=logf, stderr=subprocess.STDOUT, timeout=30)
         for _ in range(50):
-            if res.returncode == 0 and (self.dir / "vde" / "ctl").exists() and pidfile.exists():
+            if res.returncode == 0 and (sock / "ctl").exists() and pidfile.exists():
                 return
             time.sleep(0.1)
-        raise Failure(f"vde_switch did not start (exit {res.returncode}); see {self.dir / 'vde.log'}")
+        raise Failure(f"vde_switch of network {network!r} did not start (exit {res.returncode}); see {logpath}")
 
-    def _start(self, art: Artifacts, spec: NodeSpec, nodes: int, machine: Machine):
-        argv = qemu_argv(art, self.dir, spec, nodes, machine)
+    def _start(self, art: Artifacts, spec: NodeSpec, plan: clusterfile.Plan, machine: Machine):
+        if spec.node.host:
+            there = remote.RemoteNode(self.dir, spec.name, spec.node.host)
+            argv = qemu_argv(art, there.dir, spec, plan, machine, there.dir / f"{spec.name}.toml")
+            (self.dir / f"{spec.name}.cmdline").write_text(" ".join(argv) + "\n")
+            p = there.start(argv, qemu_env(), spec.config, machine.pcap)
+            (self.dir / f"{spec.name}.pid").write_text(str(p.pid))
+            return p
+        argv = qemu_argv(art, self.dir, spec, plan, machine)
         (self.dir / f"{spec.name}.cmdline").write_text(" ".join(argv) + "\n")
         logf = open(self.dir / f"{spec.name}.log", "w")
         try:
@@ -253,20 +322,32 @@ class Cluster:
         finally:
             logf.close()
         (self.dir / f"{spec.name}.pid").write_text(str(p.pid))
-        # A bad device or option makes QEMU exit at once: report its stderr.
-        for _ in range(10):
-            if p.poll() is not None:
-                raise Failure(f"{spec.name}: QEMU failed to start (exit {p.returncode}):\n{self._qemu_log(spec.name)}")
-            time.sleep(0.05)
         return p
 
+    def _check_started(self, specs: list) -> None:
+        """A bad device or option makes QEMU exit at once: report its stderr."""
+        for _ in range(10):
+            for spec in specs:
+                p = self.procs[spec.name]
+                if p.poll() is not None:
+                    raise Failure(f"{spec.name}: QEMU failed to start (exit {p.returncode}):\n"
+                                  f"{self._qemu_log(spec.name)}")
+            time.sleep(0.05)
+
     def _qemu_log(self, node: str) -> str:
-        try:
-            return (self.dir / f"{node}.log").read_text(errors="replace").strip()
-        except OSError:
-            return ""
+        """QEMU's output (a node on another host: ssh's, then QEMU's there)."""
+        out = []
+        for name in (f"{node}.log", f"{node}.qemu.log"):
+            try:
+                out.append((self.dir / name).read_text(errors="replace").strip())
+            except OSError:
+                pass
+        return "\n".join(filter(None, out))
 
     def _diagnose(self, node: str, p) -> str:
+        there = remote.RemoteNode.recorded(self.dir, node)
+        if there:
+            there.fetch()
         lines = []
         if p.poll() is not None:
             lines.append(f"QEMU exited with status {p.returncode}: {self._qemu_log(node)}")
@@ -305,12 +386,17 @@ class Cluster:
             while self.pid(node) and time.monotonic() < deadline:
                 time.sleep(0.1)
             pid = self.pid(node)
+            there = remote.RemoteNode.recorded(self.dir, node)
             if pid:
                 if not quiet:
-                    log(f"{node} did not power off; killing QEMU {pid}")
+                    log(f"{node} did not power off; killing QEMU {there.qemu_pid if there else pid}"
+                        + (f" on {there.host}" if there else ""))
+                if there:
+                    there.kill()
                 os.kill(pid, signal.SIGKILL)
-        vde = self.dir / "vde.pid"
-        if vde.exists():
+            if there:
+                there.fetch()
+        for vde in self.dir.glob("vde-*.pid"):
             try:
                 os.kill(int(vde.read_text()), signal.SIGTERM)
             except (OSError, ValueError):
@@ -379,14 +465,20 @@ class Cluster:
         first (the debug-kernel tests read them after `run` and `demo`)."""
         if self.running():
             return
+        for node in self.node_names():
+            there = remote.RemoteNode.recorded(self.dir, node)
+            if there:
+                there.remove()
         keep = os.environ.get("DEVMEMSIM_KEEP_CONSOLES")
         if keep:
-            for console in self.dir.glob("node*.console"):
+            for console in self.dir.glob("*.console"):
                 shutil.copy2(console, Path(keep) / f"{self.name}-{console.name}")
         shutil.rmtree(self.dir, ignore_errors=True)
 
     def status(self) -> list:
-        return [{"node": n, "pid": self.pid(n), "dir": str(self.dir)} for n in self.node_names()]
+        hosts = {n["name"]: n.get("host", "") for n in self.plan()["nodes"]}
+        return [{"node": n, "pid": self.pid(n), "dir": str(self.dir), **({"host": hosts[n]} if hosts.get(n) else {})}
+                for n in self.node_names()]
 
 
 def list_clusters() -> list:

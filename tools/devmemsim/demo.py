@@ -1,10 +1,11 @@
 """`devmemsim demo`: devmem TCP vs bounce buffers between two nodes' GPU
-memories, with each node's PCIe counters (transfer.py moves the data)."""
+memories, with each node's PCIe counters (transfer.py moves the data), or
+with --pattern between every GPU of the cluster (collective.py)."""
 
 import os
 import time
 
-from . import transfer
+from . import clusterfile, collective, transfer
 from .build import build_all
 from .cluster import Cluster, Machine
 from .errors import UsageError
@@ -17,7 +18,7 @@ echo "== uname -r"; uname -r
 echo "== lspci -tv"; lspci -tv
 echo "== where our devices sit (pci.ids does not know them by name)"
 for id in 10f0:devmemsim-nic 10f1:devmemsim-gpu; do
-  dev=$(lspci -D -n -d "1af4:${id%%:*}" | cut -d' ' -f1)
+  dev=$(lspci -D -n -d "1af4:${id%%:*}" | head -n1 | cut -d' ' -f1)
   path=$(readlink -f "/sys/bus/pci/devices/$dev")
   down=$(basename "$(dirname "$path")"); up=$(basename "$(dirname "$(dirname "$path")")")
   echo "${id#*:} $dev [1af4:${id%%:*}] <- $(lspci -s "$down" | cut -d' ' -f2-)"
@@ -40,44 +41,82 @@ def check_options(mib: int, mtu: int, mode: str = "both") -> None:
         raise UsageError(f"--mtu {mtu}: must be at least 1280")
 
 
-def set_mtu(cl: Cluster, nodes, mtu: int) -> None:
+def set_mtu(cl: Cluster, nodes, mtu: int, pair: int = 0) -> None:
+    """On each node's NIC `pair` (NIC 0: the one two-node transfers use)."""
     for n in nodes:
-        cl.sh(n, f"IF=$(ls /sys/bus/pci/drivers/dmsnic/*/net/ | head -n1) && ip link set \"$IF\" mtu {mtu}")
+        mac = cl.nic(n, pair)["mac"]
+        cl.sh(n, f"IF=$(grep -l '^{mac}$' /sys/class/net/*/address | cut -d/ -f5) && "
+                 f"ip link set \"$IF\" mtu {mtu}")
 
 
-def boot(accel: str, name: str) -> Cluster:
-    """Build what is stale, then boot the two default nodes transfers run
-    between (the caller stops the cluster)."""
+def boot(accel: str, name: str, plan: clusterfile.Plan = None, pcap: str = "") -> Cluster:
+    """Build what is stale, then boot the cluster transfers run in (by
+    default two nodes alike; the caller stops it)."""
+    plan = plan or default_plan()
     started = time.monotonic()
     art = build_all()
-    print(f"devmemsim: built in {time.monotonic() - started:.0f} s; booting two nodes ({accel})", flush=True)
+    print(f"devmemsim: built in {time.monotonic() - started:.0f} s; booting {len(plan.nodes)} nodes ({accel})",
+          flush=True)
     cl = Cluster(name)
-    cl.boot(art, 2, str(ROOT / "configs" / "node" / "default.toml"), [], Machine(accel=accel))
+    cl.boot_plan(art, plan, Machine(accel=accel, pcap=pcap))
     return cl
 
 
-def run(mib: int, mtu: int, accel: str, json_path: str = "", mode: str = "both") -> int:
-    """The whole demo; exit status 0 when every run is verified."""
+def run(mib: int, mtu: int, accel: str, json_path: str = "", mode: str = "both",
+        plan: clusterfile.Plan = None, pcap: str = "", pattern: str = "") -> int:
+    """The whole demo, from the first node of the plan to its second (or
+    the collective `pattern` on the plan's networks); exit status 0 when
+    every run is verified."""
     check_options(mib, mtu, mode)
     modes = transfer.MODES if mode == "both" else (mode,)
+    if pattern:
+        steps = collective.schedule(plan or default_plan(), pattern)
     started = time.monotonic()
-    cl = boot(accel, f"demo-{os.getpid()}")
+    cl = boot(accel, f"demo-{os.getpid()}", plan, pcap)
     try:
-        print(cl.sh("node0", GUEST_SCRIPT), end="", flush=True)
-        set_mtu(cl, ["node0", "node1"], mtu)
-        runs = []
-        for m in modes:
-            print(f"== {m}: {mib} MiB from node0's GPU memory to node1's, MTU {mtu}", flush=True)
-            runs += transfer.transfer(cl, m, mib << 20)
+        print(cl.sh(cl.node_names()[0], GUEST_SCRIPT), end="", flush=True)
+        if pattern:
+            result = _collective(cl, mib, mtu, modes, pattern, steps)
+        else:
+            result = _two_nodes(cl, mib, mtu, modes)
     finally:
         cl.stop()
         cl.cleanup()
-    print("== node0 sends (tx), node1 receives (rx); counters of that node's PCIe fabric")
-    print(table(runs))
+    print(result.pop("table"))
     if json_path:
-        write_json(json_path, {"mib": mib, "mtu": mtu, "runs": runs})
+        write_json(json_path, result)
     print(f"devmemsim: demo finished in {time.monotonic() - started:.0f} s", flush=True)
-    return 0 if all(r["verified"] for r in runs) else 1
+    return 0 if all(r["verified"] for r in result["runs"]) else 1
+
+
+def default_plan() -> clusterfile.Plan:
+    return clusterfile.default_plan(2, str(ROOT / "configs" / "node" / "default.toml"))
+
+
+def _two_nodes(cl: Cluster, mib: int, mtu: int, modes) -> dict:
+    sender, receiver = cl.node_names()[:2]
+    set_mtu(cl, [sender, receiver], mtu)
+    runs = []
+    for m in modes:
+        print(f"== {m}: {mib} MiB from {sender}'s GPU memory to {receiver}'s, MTU {mtu}", flush=True)
+        runs += transfer.transfer(cl, m, mib << 20, sender, receiver)
+    text = f"== {sender} sends (tx), {receiver} receives (rx); counters of that node's PCIe fabric\n" + table(runs)
+    return {"mib": mib, "mtu": mtu, "runs": runs, "table": text}
+
+
+def _collective(cl: Cluster, mib: int, mtu: int, modes, pattern: str, steps: list) -> dict:
+    for node, pair in collective.nics(steps):
+        set_mtu(cl, [node], mtu, pair)
+    print(f"== {pattern}, {mib} MiB per transfer, MTU {mtu}:\n{collective.describe(steps)}", flush=True)
+    transfers, runs = [], []
+    for m in modes:
+        t, r = collective.run(cl, m, mib << 20, steps)
+        transfers += t
+        runs += r
+    text = ("== per step, each node's counters (what it sent and received in that step)\n"
+            + collective.table(runs))
+    return {"pattern": pattern, "mib": mib, "mtu": mtu, "steps": [[m.to_json() for m in s] for s in steps],
+            "transfers": transfers, "runs": runs, "table": text}
 
 
 def table(runs: list) -> str:

@@ -23,9 +23,9 @@ QEMU ids: root ports rp0, rp1..., upstream ports up0, up1..., downstream ports
 dn0, dn1..., each numbered in creation order.
 """
 
-import tomllib
 from dataclasses import dataclass
 
+from . import tomlfile
 from .errors import UsageError
 
 
@@ -171,14 +171,7 @@ def from_table(topo: dict, where: str = "node config") -> Layout:
 
 def load(path) -> Layout:
     """The layout of a node TOML file's [topology] (the default without one)."""
-    try:
-        with open(path, "rb") as f:
-            doc = tomllib.load(f)
-    except OSError as e:
-        raise UsageError(f"{path}: {e.strerror}") from None
-    except tomllib.TOMLDecodeError as e:
-        raise UsageError(f"{path}: {e}") from None
-    return from_table(doc.get("topology", {}), str(path))
+    return from_table(tomlfile.read(path).get("topology", {}), str(path))
 
 
 # The default node: NIC and GPU on two downstream ports of one switch.

@@ -18,10 +18,10 @@ and the key; dms-sim's own schema is checked by check.py."""
 
 import itertools
 import re
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .. import tomlfile
 from ..errors import UsageError
 
 ENGINES = ("sim", "demo")
@@ -131,11 +131,7 @@ def load(path) -> Spec:
     path = Path(path)
     if not path.is_file():
         raise UsageError(f"{path}: no such file")
-    try:
-        with open(path, "rb") as f:
-            doc = tomllib.load(f)
-    except tomllib.TOMLDecodeError as e:
-        raise UsageError(f"{path}: {e}")
+    doc = tomlfile.read(path)
     for section in doc:
         if section not in ("sweep", "set", "grid", "zip", "plot"):
             raise SpecError(path, section, "unknown section (sweep, set, grid, zip, plot)")

@@ -1,0 +1,144 @@
+"""Nodes on other hosts (a cluster file's `host = "..."`): the node's QEMU
+runs there, started through ssh, and this host reaches it through ssh's
+UNIX-socket forwarding.
+
+ssh is the user's own (`ssh`, with their ~/.ssh/config; DEVMEMSIM_SSH
+replaces the command, e.g. "ssh -F FILE"), always with BatchMode: a host
+that would ask for a password, or that does not answer, is an error of one
+line. The node's run directory on its host is RUN/NAME/host-NODE/, the
+same path as here: the other host runs as the same user and has the same
+cached QEMU, kernel and guest image and the same build tree (a shared or
+copied cache and checkout). One ssh process on this host forwards
+RUN/NAME/NODE.ctl and NODE.qmp to the QEMU's sockets there and lasts as
+long as that QEMU (it runs `tail --pid` there): its pid is NODE.pid here,
+so the agent, QMP, exec, stats, status and stop work as for a local node.
+RUN/NAME/NODE.remote says where the node runs (host, directory, QEMU pid).
+"""
+
+import json
+import os
+import shlex
+import subprocess
+import time
+from pathlib import Path
+
+from .errors import Failure
+
+SSH_OPTIONS = ("-o", "BatchMode=yes", "-o", "ConnectTimeout=10", "-o", "ServerAliveInterval=15")
+START_TIMEOUT = 30.0  # for QEMU's sockets there, and for the forwarded ones here
+# What a stopped node leaves on its host that this host's tools read:
+# the console, the counters written at power-off, QEMU's output (as NODE.qemu.log).
+FETCHED = (("console", "console"), ("stats.json", "stats.json"), ("log", "qemu.log"))
+
+
+def ssh_argv(host: str, *options) -> list:
+    """ssh to host (batch mode), before the remote command."""
+    base = shlex.split(os.environ.get("DEVMEMSIM_SSH", "")) or ["ssh"]
+    return [*base, *SSH_OPTIONS, *options, "--", host]
+
+
+def run(host: str, script: str, stdin: bytes = b"", timeout: float = 60.0) -> subprocess.CompletedProcess:
+    """A shell script on host; the finished process (bytes)."""
+    try:
+        return subprocess.run([*ssh_argv(host), "sh -c " + shlex.quote(script)], input=stdin,
+                              capture_output=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        raise Failure(f"host {host!r}: ssh did not finish in {timeout:.0f} s") from None
+
+
+def _last_line(data: bytes) -> str:
+    lines = data.decode(errors="replace").strip().splitlines()
+    return lines[-1] if lines else "no message"
+
+
+def check_hosts(nodes) -> None:
+    """Every host the nodes name answers over ssh, or a Failure of one line."""
+    seen = set()
+    for node in nodes:
+        if node.host and node.host not in seen:
+            seen.add(node.host)
+            res = run(node.host, "true", timeout=30.0)
+            if res.returncode:
+                raise Failure(f"node {node.name}: host {node.host!r} is unreachable over ssh "
+                              f"(BatchMode): {_last_line(res.stderr)}")
+
+
+class RemoteNode:
+    """A node's QEMU on its host, as RUN/NAME/NODE.remote records it."""
+
+    def __init__(self, local_dir: Path, node: str, host: str = ""):
+        self.local_dir, self.node = local_dir, node
+        self.record = local_dir / f"{node}.remote"
+        if not host and self.record.exists():
+            saved = json.loads(self.record.read_text())
+            host, self.qemu_pid = saved["host"], saved["pid"]
+        else:
+            self.qemu_pid = 0
+        self.host = host
+        self.dir = local_dir / f"host-{node}"  # on the host
+
+    @staticmethod
+    def recorded(local_dir: Path, node: str):
+        """The RemoteNode of a node that runs on another host, else None."""
+        return RemoteNode(local_dir, node) if (local_dir / f"{node}.remote").exists() else None
+
+    def start(self, argv: list, env: dict, config: Path, pcap: str) -> subprocess.Popen:
+        """Start QEMU (argv, its paths in self.dir) on the host with this
+        host's node configuration, then the forwarding ssh; returns that."""
+        n, d = self.node, shlex.quote(str(self.dir))
+        lib = shlex.quote(env.get("LD_LIBRARY_PATH", ""))
+        script = f"""
+rm -rf {d} && mkdir -p -m 700 {d} && cd {d} && cat >{n}.toml || exit 1
+{f'mkdir -p {shlex.quote(pcap)} || exit 1' if pcap else ''}
+LD_LIBRARY_PATH={lib} setsid {shlex.join(argv)} </dev/null >{n}.log 2>&1 &
+pid=$!
+echo $pid >{n}.pid
+i=0
+until [ -S {n}.ctl ] && [ -S {n}.qmp ]; do
+  if ! kill -0 $pid 2>/dev/null; then echo "QEMU failed to start:" >&2; cat {n}.log >&2; exit 1; fi
+  i=$((i + 1)); [ $i -lt {int(START_TIMEOUT * 10)} ] || {{ kill -KILL $pid; echo "QEMU made no sockets" >&2; exit 1; }}
+  sleep 0.1
+done
+echo $pid"""
+        res = run(self.host, script, stdin=config.read_bytes(), timeout=START_TIMEOUT + 30)
+        if res.returncode:
+            err = res.stderr.decode(errors="replace").strip()
+            raise Failure(f"{n}: starting QEMU on host {self.host!r} failed: {err or 'no message'}")
+        self.qemu_pid = int(res.stdout.split()[-1])
+        self.record.write_text(json.dumps({"host": self.host, "dir": str(self.dir), "pid": self.qemu_pid}) + "\n")
+        return self._forward()
+
+    def _forward(self) -> subprocess.Popen:
+        forwards = []
+        for sock in ("ctl", "qmp"):
+            forwards += ["-L", f"{self.local_dir / f'{self.node}.{sock}'}:{self.dir / f'{self.node}.{sock}'}"]
+        argv = [*ssh_argv(self.host, "-o", "ExitOnForwardFailure=yes", "-o", "StreamLocalBindUnlink=yes",
+                          *forwards), f"exec tail --pid={self.qemu_pid} -f /dev/null"]
+        with open(self.local_dir / f"{self.node}.log", "w") as logf:
+            p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=logf, stderr=subprocess.STDOUT,
+                                 start_new_session=True)
+        deadline = time.monotonic() + START_TIMEOUT
+        while not all((self.local_dir / f"{self.node}.{s}").exists() for s in ("ctl", "qmp")):
+            if p.poll() is not None or time.monotonic() > deadline:
+                self.kill()
+                log = (self.local_dir / f"{self.node}.log").read_text(errors="replace").strip()
+                raise Failure(f"{self.node}: ssh to {self.host!r} did not forward the node's sockets: "
+                              f"{log.splitlines()[-1] if log else 'no message'}")
+            time.sleep(0.1)
+        return p
+
+    def kill(self) -> None:
+        """Kill the QEMU on the host (a node that did not power off)."""
+        if self.qemu_pid:
+            run(self.host, f"kill -KILL {self.qemu_pid} 2>/dev/null || true", timeout=60.0)
+
+    def fetch(self) -> None:
+        """Copy what a stopped node left on its host (FETCHED) here."""
+        for there, here in FETCHED:
+            res = run(self.host, f"cat {shlex.quote(str(self.dir / f'{self.node}.{there}'))}", timeout=120.0)
+            if res.returncode == 0:
+                (self.local_dir / f"{self.node}.{here}").write_bytes(res.stdout)
+
+    def remove(self) -> None:
+        """Remove the node's run directory on its host."""
+        run(self.host, f"rm -rf {shlex.quote(str(self.dir))}", timeout=60.0)
