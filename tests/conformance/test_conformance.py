@@ -133,6 +133,35 @@ class Conformance(unittest.TestCase):
         # The stats.py reason is not judged while stats.py did not run.
         self.assertNotIn("stale", p.stderr)
 
+    def test_test_bug(self):
+        """A [[test_bug]] entry explains a fail whose message it matches: still
+        a fail in the counts, listed under Test bugs, not a problem; the same
+        case failing otherwise is one, and an entry matching no fail is stale."""
+        reasons = self.dir / "bugs.toml"
+        reasons.write_text(REASONS + '\n[[test_bug]]\nfile = "hw/tso.py"\ncase = "tso.ipv6"\n'
+                           'says = "too low for existing indirection table"\nreason = "the core refuses it first"\n')
+        bug = ("tso.ipv6", "fail", "CmdExitFailure: ethtool -L; requested channel counts are too low for existing "
+                                   "indirection table (15)")
+        cases = dict(CASES, **{"drivers/net/hw:tso.py": CASES["drivers/net/hw:tso.py"] + [bug]})
+        p = self.conform(run_json(self.dir / "tree", cases), reasons=reasons)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        text = self.out.read_text()
+        self.assertIn("**Conformant**: no fail but 1 the test itself causes on every NIC", text)
+        self.assertIn("Cases: 2 ok, 1 fail (1 of them a test bug), 2 skip, 1 xfail.", text)
+        self.assertIn("| [hw/tso.py](#hwtsopy) | 1 | 1 | 1 | 1 | test bug |", text)
+        self.assertIn("| tso.ipv6 | **FAIL** (test bug) | CmdExitFailure: ethtool -L;", text)
+        self.assertIn("- hw/tso.py tso.ipv6: the core refuses it first", text)
+        other = ("tso.ipv6", "fail", "Check failed 1 != 2")
+        cases["drivers/net/hw:tso.py"] = CASES["drivers/net/hw:tso.py"] + [other]
+        p = self.conform(run_json(self.dir / "tree", cases), reasons=reasons)
+        self.assertEqual(p.returncode, 1)
+        self.assertIn("FAIL hw/tso.py tso.ipv6: Check failed 1 != 2", p.stderr)
+        self.assertIn("stale test bug", p.stderr)
+        self.assertIn("matches no fail of the run", p.stderr)
+        reasons.write_text('[[test_bug]]\nfile = "hw/tso.py"\nreason = "r s t u"\n')
+        p = self.conform(run_json(self.dir / "tree"), reasons=reasons)
+        self.assertIn("test_bug 1: a test bug names its case and the failure it 'says'", p.stderr)
+
     def test_check(self):
         run = run_json(self.dir / "tree")
         self.assertEqual(self.conform(run).returncode, 0)

@@ -30,7 +30,8 @@ CHILD = textwrap.dedent("""\
         def node_names(self):
             return ["node0", "node1"]
 
-        def boot(self):
+        def boot(self, machine=None):
+            self.machine = machine
             return []
 
         def run_file(self, tf, on_case):

@@ -6,11 +6,13 @@ that does not pass.
 The run is `devmemsim kselftest`'s (kselftest.py), fresh or a JSON summary
 it wrote (--from). Reasons come from one table, conformance_reasons.toml:
 entries of file and case patterns (first match wins) with the reason the
-case skips or xfails on devmemsim. The files the default set leaves out carry
-kselftest.EXCLUDED's reasons. Conformance means: no fail, no skip or xfail
-without a reason, no file of the set missing from the run, no reason that
-matches nothing (stale); each is reported and exits 1, the table is written
-anyway."""
+case skips or xfails on devmemsim, and the few cases that fail on every NIC
+because the test itself is wrong (test_bug entries: the failure message must
+match, and the reason gives the evidence; the case still counts as a fail).
+The files the default set leaves out carry kselftest.EXCLUDED's reasons.
+Conformance means: no fail but those test bugs, no skip or xfail without a
+reason, no file of the set missing from the run, no entry that matches
+nothing (stale); each is reported and exits 1, the table is written anyway."""
 
 import fnmatch
 import json
@@ -29,6 +31,7 @@ OUTPUT = ROOT / "docs" / "conformance.md"
 RUN_JSON = BUILD / "conformance" / "run.json"  # a fresh run's summary; consoles beside it
 NOT_PASSING = ("skip", "xfail")
 REASON_KEYS = {"file", "case", "says", "reason"}
+TEST_BUG = "test_bug"  # the reasons table's entries for fails that are the test's own bug
 
 
 @dataclass
@@ -43,6 +46,7 @@ class Reason:
     case: tuple
     says: str
     reason: str
+    kind: str = "reason"  # or TEST_BUG: matches a fail, not a skip or xfail
     used: int = 0
 
     def matches(self, rel: str, case: str, message: str) -> bool:
@@ -55,7 +59,8 @@ class Row:
     case: str
     result: str  # ok, fail, skip, xfail
     says: str = ""  # the test's own message
-    why: str = ""  # our reason (skip/xfail), or what failed
+    why: str = ""  # our reason (skip/xfail, or a fail's test bug)
+    test_bug: bool = False  # a fail the test itself causes on every NIC (why says how)
 
 
 @dataclass
@@ -78,34 +83,45 @@ class Report:
     def totals(self) -> dict:
         return {res: sum(f.count(res) for f in self.files) for res in ("ok", "fail", "skip", "xfail")}
 
+    def test_bugs(self) -> list:
+        """(file, row) of each fail a test_bug entry explains."""
+        return [(f.rel, r) for f in self.files for r in f.rows if r.test_bug]
+
 
 # ---- inputs ---------------------------------------------------------------
 
 def load_reasons(path: Path) -> list:
-    """The reasons table; Failure naming the entry when one is malformed."""
+    """The reasons table ([[reason]] and [[test_bug]] entries); Failure
+    naming the entry when one is malformed."""
     try:
         data = tomllib.loads(Path(path).read_text())
     except (OSError, tomllib.TOMLDecodeError) as e:
         raise Failure(f"{path}: {e}") from None
     reasons = []
-    for n, entry in enumerate(data.get("reason", []), 1):
-        where = f"{path}: reason {n}"
-        unknown = set(entry) - REASON_KEYS
-        if unknown:
-            raise Failure(f"{where}: unknown key(s) {', '.join(sorted(unknown))}")
-        if not entry.get("file") or not str(entry.get("reason", "")).strip():
-            raise Failure(f"{where}: needs 'file' and a non-empty 'reason'")
-        says = entry.get("says", "")
-        try:
-            re.compile(says)
-        except re.error as e:
-            raise Failure(f"{where}: 'says' is not a regular expression: {e}") from None
-        case = entry.get("case", "*")
-        reasons.append(Reason(where, entry["file"], tuple([case] if isinstance(case, str) else case), says,
-                              " ".join(entry["reason"].split())))
-    if set(data) - {"reason"}:
-        raise Failure(f"{path}: unknown table(s) {', '.join(sorted(set(data) - {'reason'}))}")
+    for kind in ("reason", TEST_BUG):
+        for n, entry in enumerate(data.get(kind, []), 1):
+            reasons.append(load_entry(f"{path}: {kind} {n}", kind, entry))
+    if set(data) - {"reason", TEST_BUG}:
+        raise Failure(f"{path}: unknown table(s) {', '.join(sorted(set(data) - {'reason', TEST_BUG}))}")
     return reasons
+
+
+def load_entry(where: str, kind: str, entry: dict) -> Reason:
+    unknown = set(entry) - REASON_KEYS
+    if unknown:
+        raise Failure(f"{where}: unknown key(s) {', '.join(sorted(unknown))}")
+    if not entry.get("file") or not str(entry.get("reason", "")).strip():
+        raise Failure(f"{where}: needs 'file' and a non-empty 'reason'")
+    says = entry.get("says", "")
+    if kind == TEST_BUG and (not says or entry.get("case", "*") == "*"):
+        raise Failure(f"{where}: a test bug names its case and the failure it 'says'")
+    try:
+        re.compile(says)
+    except re.error as e:
+        raise Failure(f"{where}: 'says' is not a regular expression: {e}") from None
+    case = entry.get("case", "*")
+    return Reason(where, entry["file"], tuple([case] if isinstance(case, str) else case), says,
+                  " ".join(entry["reason"].split()), kind)
 
 
 def load_run(path: Path) -> dict:
@@ -155,9 +171,14 @@ def judge_case(rel: str, case: dict, reasons: list, errors: list) -> Row:
     result, says = case["result"], case.get("reason", "")
     row = Row(case["name"], result, says)
     if result == "fail":
-        errors.append(f"FAIL {rel} {row.case}: {says}".rstrip(": "))
+        bug = next((r for r in reasons if r.kind == TEST_BUG and r.matches(rel, row.case, says)), None)
+        if bug:
+            bug.used += 1
+            row.why, row.test_bug = bug.reason, True
+        else:
+            errors.append(f"FAIL {rel} {row.case}: {says}".rstrip(": "))
     elif result in NOT_PASSING:
-        reason = next((r for r in reasons if r.matches(rel, row.case, says)), None)
+        reason = next((r for r in reasons if r.kind != TEST_BUG and r.matches(rel, row.case, says)), None)
         if reason:
             reason.used += 1
             row.why = reason.reason
@@ -188,8 +209,9 @@ def judge(run: dict, reasons: list) -> Report:
     not_run = set(expected) - run_rels  # reported above; their reasons are not judged
     for r in reasons:
         if not r.used and not any(fnmatch.fnmatchcase(rel, r.file) for rel in not_run):
-            errors.append(f"stale reason ({r.where}: file {r.file!r}, case {' '.join(r.case)!r}): "
-                          "matches no skip or xfail of the run")
+            errors.append(f"stale {'test bug' if r.kind == TEST_BUG else 'reason'} ({r.where}: file {r.file!r}, "
+                          f"case {' '.join(r.case)!r}): matches no "
+                          f"{'fail' if r.kind == TEST_BUG else 'skip or xfail'} of the run")
     return Report(run, files, errors)
 
 
@@ -205,8 +227,12 @@ def header(report: Report) -> list:
     minutes = f", {m['cluster_seconds'] / 60:.0f} min of cluster time" if m.get("cluster_seconds") else ""
     run_files = [f for f in report.files if not f.excluded and not f.missing]
     missing = sum(f.missing for f in report.files)
+    bugs = len(report.test_bugs())
     verdict = ("**Conformant**: no fail, every skip and xfail has a written reason." if not report.errors else
                f"**Not conformant**: {len(report.errors)} problem(s), listed under [Open](#open).")
+    if bugs and not report.errors:
+        verdict = (f"**Conformant**: no fail but {bugs} the test itself causes on every NIC (listed under "
+                   "[Test bugs](#test-bugs), with the evidence); every skip and xfail has a written reason.")
     return [
         "# Conformance: the kernel's netdev driver selftests on devmemsim",
         "",
@@ -220,7 +246,8 @@ def header(report: Report) -> list:
         "",
         f"Files: {len(run_files)} run, " + (f"{missing} of the set not run, " if missing else "") +
         f"{sum(bool(f.excluded) for f in report.files)} excluded. "
-        f"Cases: {t['ok']} ok, {t['fail']} fail, {t['skip']} skip, {t['xfail']} xfail.",
+        f"Cases: {t['ok']} ok, {t['fail']} fail" + (f" ({bugs} of them a test bug)" if bugs else "") +
+        f", {t['skip']} skip, {t['xfail']} xfail.",
         "",
     ]
 
@@ -232,7 +259,9 @@ def files_table(report: Report) -> list:
             lines.append(f"| {cell(f.rel)} | | | | | excluded: {cell(f.excluded)} |")
         else:
             counts = " | ".join(str(f.count(r)) for r in ("ok", "fail", "skip", "xfail"))
-            lines.append(f"| [{cell(f.rel)}](#{anchor(f.rel)}) | {counts} | {'FAIL' if f.count('fail') else ''} |")
+            bugs = sum(r.test_bug for r in f.rows)
+            mark = "FAIL" if f.count("fail") > bugs else "test bug" if bugs else ""
+            lines.append(f"| [{cell(f.rel)}](#{anchor(f.rel)}) | {counts} | {mark} |")
     return lines + [""]
 
 
@@ -248,7 +277,7 @@ def cases_tables(report: Report) -> list:
             continue
         lines += [f"### {f.rel}", "", "| case | result | the test says | why, on devmemsim |", "|---|---|---|---|"]
         for r in f.rows:
-            result = "**FAIL**" if r.result == "fail" else r.result
+            result = "**FAIL** (test bug)" if r.test_bug else "**FAIL**" if r.result == "fail" else r.result
             lines.append(f"| {cell(r.case)} | {result} | {cell(r.says)} | {cell(r.why)} |")
         lines.append("")
     return lines
@@ -258,6 +287,9 @@ def render(report: Report) -> str:
     lines = header(report) + files_table(report)
     if report.errors:
         lines += ["## Open", ""] + [f"- {cell(e)}" for e in report.errors] + [""]
+    if report.test_bugs():
+        lines += ["## Test bugs", "", "Cases that fail on every NIC because of the test itself, with the evidence:", ""]
+        lines += [f"- {cell(rel)} {cell(r.case)}: {cell(r.why)}" for rel, r in report.test_bugs()] + [""]
     lines += cases_tables(report)
     return "\n".join(lines).rstrip("\n") + "\n"
 
@@ -279,9 +311,9 @@ def add_command(sub):
     c.add_argument("--json", metavar="FILE", default=str(RUN_JSON),
                    help="without --from: where the run's JSON summary goes, consoles beside it "
                         "(default build/conformance/run.json)")
-    c.epilog = ("Exit status: 0 conformant; 1 a case or file failed, a skip/xfail has no reason, a file of the "
-                "set is missing from the run, a reason matches nothing, or (--check) FILE is out of date; "
-                "2 a usage error.")
+    c.epilog = ("Exit status: 0 conformant; 1 a case (not a listed test bug) or file failed, a skip/xfail has no "
+                "reason, a file of the set is missing from the run, a reason matches nothing, or (--check) FILE "
+                "is out of date; 2 a usage error.")
 
 
 def fresh_run(json_path: Path) -> dict:
@@ -320,6 +352,7 @@ def run(a) -> int:
     t = report.totals()
     for e in errors:
         print(f"conformance: {e}", file=sys.stderr)
-    print(f"cases: {t['ok']} ok, {t['fail']} fail, {t['skip']} skip, {t['xfail']} xfail; "
-          f"{len(errors)} problem(s)", file=sys.stderr)
+    bugs = len(report.test_bugs())
+    print(f"cases: {t['ok']} ok, {t['fail']} fail" + (f" ({bugs} test bug(s))" if bugs else "") +
+          f", {t['skip']} skip, {t['xfail']} xfail; {len(errors)} problem(s)", file=sys.stderr)
     return 1 if errors else 0

@@ -44,6 +44,14 @@ EXCLUDED = {
     "hw/loopback.sh": "needs two local ports cabled to each other",
     "hw/devlink_port_split.py": "needs devlink ports with lanes to split (a switch ASIC; TEST_PROGS_EXTENDED)",
 }
+# Files that need more of a node than the default Machine: the cluster is
+# booted again with this one for them (and back for the files after them).
+# toeplitz.py's RPS cases steer packets to CPUs that no RX queue interrupt
+# uses and skip without two such CPUs: dmsnic's 4 queue vectors take one
+# CPU each (CPUs 0-3), so node0 needs 6 vCPUs to leave CPUs 4 and 5 free.
+FILE_MACHINES = {
+    "hw/toeplitz.py": Machine(smp=6),
+}
 DEFAULT_TIMEOUT = 45  # kselftest_default_timeout (kselftest/runner.sh)
 NO_TIMEOUT_LIMIT = 1800  # host-side limit of a file whose settings say timeout=0
 HOST_MARGIN = 60  # host-side limit above the guest's own timeout
@@ -290,6 +298,7 @@ class Session:
         self.art, self.nodes, self.guest_root, self.keep = art, nodes, guest_root, keep
         self.boots = 0
         self.cl = None
+        self.machine = Machine()  # of the cluster booted (or to boot)
         self.dead = False
         self.runner = False  # run_kselftest.sh is on the payload
         self.current = None  # the TestFile running
@@ -303,14 +312,16 @@ class Session:
     def console(self, node: str) -> Path:
         return self.cl.dir / f"{node}.console"
 
-    def boot(self) -> list:
-        """Boot (again) and set node0 up as the runner; the problems the boot
-        logged (kernel complaints). Raises Failure if it does not come up."""
+    def boot(self, machine: Machine = None) -> list:
+        """Boot (again, with machine if given) and set node0 up as the
+        runner; the problems the boot logged (kernel complaints). Raises
+        Failure if it does not come up."""
         self.close()
+        self.machine = machine or self.machine
         self.cl = Cluster(f"kselftest-{os.getpid()}-{self.boots}")
         self.boots += 1
         self.dead = True  # until it is up: close() keeps a failed boot's run directory
-        self.cl.boot(self.art, self.nodes, str(NODE_CONFIG), [], Machine())
+        self.cl.boot(self.art, self.nodes, str(NODE_CONFIG), [], self.machine)
         self.marks = {n: 0 for n in self.node_names()}
         self.sh("node1", RENAME_REMOTE.format(find=FIND_NETIF, name=REMOTE_NETIF))
         self.sh("node1", REMOTE_NO_TIME_WAIT)
@@ -555,22 +566,28 @@ def not_run(tf: TestFile, why: str) -> ktap.FileResult:
     return ktap.FileResult(tf.test, reason=why, problems=[ktap.Problem("node", why)])
 
 
+def file_machine(tf: TestFile) -> Machine:
+    return FILE_MACHINES.get(tf.rel, Machine())
+
+
 def run_files(session: Session, files: list, results: list) -> float:
     """Boot, run every file (booting again after a node died); results
     collect as they come. Returns the seconds from boot to the first test."""
     started = time.monotonic()
     try:
-        problems = session.boot()
+        problems = session.boot(file_machine(files[0]) if files else None)
     except Failure as e:
         raise TreeBroken(f"the cluster did not boot: {e}") from None
     if problems:
         results.append(boot_result(problems, 0))
     first = time.monotonic() - started
     for i, tf in enumerate(files):
-        if session.dead:
-            log(f"a node died: booting the cluster again for {tf.rel}")
+        machine = file_machine(tf)
+        if session.dead or machine != session.machine:
+            log(f"a node died: booting the cluster again for {tf.rel}" if session.dead else
+                f"booting the cluster again with {machine.smp} vCPUs a node for {tf.rel}")
             try:
-                problems = session.boot()
+                problems = session.boot(machine)
             except Failure as e:
                 results += [not_run(left, f"the cluster did not boot again: {e}") for left in files[i:]]
                 break

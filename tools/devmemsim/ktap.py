@@ -28,8 +28,9 @@ RUNNER_CHATTER = re.compile(r"^# (timeout set to \d+|overriding timeout to \d+|s
 # kselftest's exit statuses (kselftest.h) and timeout(1)'s.
 KSFT_PASS, KSFT_FAIL, KSFT_XFAIL, KSFT_XPASS, KSFT_SKIP = 0, 1, 2, 3, 4
 TIMEOUT_STATUS = 124
-# The line of a Python traceback that names the exception.
-RAISED = re.compile(r"^[A-Za-z_][\w.]*(Error|Exception|Ex|Failure|Fail|Exit|Interrupt|Timeout)\b")
+# The first line of a Python traceback; the exception's own line is the
+# first unindented one after it (frames and their code are indented).
+TRACEBACK = "Traceback (most recent call last):"
 NOTES_KEPT = 200  # diagnostic lines kept with a failed case
 
 
@@ -118,21 +119,32 @@ def directive_result(ok: bool, directive: str):
     return "ok", ""
 
 
+def raised_line(notes: list) -> str:
+    """The exception of the last traceback ksft printed ("Exception| ..."
+    lines): its own line ("SomeError: why", or a bare "Exception: why") with
+    the lines of its message (CmdExitFailure: CMD, EXIT, STDERR), or ""."""
+    # ksft_pr puts one space after the prefix: what follows keeps its indent
+    lines = [n.partition("Exception|")[2][1:].rstrip() for n in notes if "Exception|" in n]
+    starts = [i for i, line in enumerate(lines) if line.startswith(TRACEBACK)]
+    after = lines[starts[-1] + 1:] if starts else lines
+    first = next((i for i, line in enumerate(after) if line and not line[0].isspace()), None)
+    if first is None:
+        return ""
+    message = after[first:]
+    message = message[:message.index("")] if "" in message else message
+    return "; ".join(line.strip() for line in message)[:300]
+
+
 def failure_reason(notes: list) -> str:
     """The line of a failed case's log that says why: ksft's "Check failed",
-    else the exception's own line (the last unindented line of a traceback
-    ksft printed as "Exception| ...": "SomeError: why"), else the last line."""
+    else the exception's own line (raised_line), else the last line."""
     said = [n.lstrip("# ").strip() for n in notes]
     checks = [n for n in said if n.startswith("Check failed")]
     if checks:
         return checks[-1][:300]
-    raised = [n.partition("Exception|")[2].strip() for n in notes if "Exception|" in n]
-    last = max((i for i, r in enumerate(raised) if RAISED.match(r)), default=None)
-    if last is not None:
-        # with the lines of its message (CmdExitFailure: CMD, EXIT, STDERR)
-        message = raised[last:]
-        message = message[:message.index("")] if "" in message else message
-        return "; ".join(message)[:300]
+    raised = raised_line(notes)
+    if raised:
+        return raised
     said = [n for n in said if n]
     return said[-1][:300] if said else ""
 
