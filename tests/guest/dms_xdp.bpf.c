@@ -12,6 +12,8 @@
  *   REDIRECT   "xdp.frags"  the same through bpf_redirect() to the ingress
  *                           device (ndo_xdp_xmit)
  *   PASS_MB    "xdp.frags"  pass them only if they arrived in several buffers
+ *   XSK        "xdp.frags"  redirect them to the AF_XDP socket of their RX queue
+ *                           (map dms_xsks), pass them if it has none
  *
  * Self-contained (no libbpf headers): the few uAPI definitions it needs are
  * below.
@@ -139,6 +141,24 @@ SEC("xdp.frags") int dms_xdp_pass_mb(struct xdp_md *ctx)
 		return XDP_PASS;
 	return bpf_xdp_get_buff_len(ctx) > linear ? XDP_PASS : XDP_DROP;
 }
+#elif defined(DMS_XDP_XSK)
+/* An XSKMAP (BPF_MAP_TYPE_XSKMAP, 17) as libbpf's BTF map macros spell it. */
+struct {
+	int (*type)[17];
+	int (*max_entries)[64];
+	__u32 *key;
+	__u32 *value;
+} dms_xsks SEC(".maps");
+
+static long (*bpf_redirect_map)(void *map, __u64 key, __u64 flags) = (void *)51;
+
+SEC("xdp.frags") int dms_xdp_xsk(struct xdp_md *ctx)
+{
+	if (!test_datagram(ctx))
+		return XDP_PASS;
+	/* The low bits of flags: the action when the queue has no socket. */
+	return bpf_redirect_map(&dms_xsks, ctx->rx_queue_index, XDP_PASS);
+}
 #else
-#error "define one of DMS_XDP_DROP, _TX, _TX_MB, _REDIRECT, _PASS_MB"
+#error "define one of DMS_XDP_DROP, _TX, _TX_MB, _REDIRECT, _PASS_MB, _XSK"
 #endif

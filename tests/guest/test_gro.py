@@ -31,6 +31,11 @@ req = {"ifindex": socket.if_nametoindex(sys.argv[1]), "scope": ["queue"]}
 print(json.dumps([q for q in ynl.dump("qstats-get", req) if q["queue-type"] == "rx"]))
 """
 
+# 256 UDP datagrams to as many ports of argv[1] from one unconnected
+# socket: 256 flows, each frame's TX queue picked on its own.
+UDP_BURST = ("import socket, sys; s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); "
+             "[s.sendto(b'x' * 64, (sys.argv[1], 9000 + i)) for i in range(256)]")
+
 
 class Gro(TwoNodes):
     NAME = NAME
@@ -67,6 +72,11 @@ class Gro(TwoNodes):
     def qstats(self, node):
         out = self.sh(node, f"python3 - {self.ifname[node]} <<'EOF'\n{QSTATS}\nEOF")
         return json.loads(out)
+
+    def tx_packets(self, node):
+        """ethtool -S's tx packets per TX queue."""
+        out = self.sh(node, f"ethtool -S {self.ifname[node]}")
+        return {int(q): int(v) for q, v in re.findall(r"^\s*tx(\d+)_packets:\s*(\d+)\s*$", out, re.M)}
 
     def tcp_transfer(self, nbytes, port):
         """nbytes of random data node0 -> node1 with socat; the sha256 of
@@ -156,6 +166,21 @@ class Gro(TwoNodes):
                 self.set_features(1, rx_gro_hw="on")
             self.iperf[state] = res["end"]["sum_received"]["bits_per_second"] / 1e6
             self.assertGreater(self.iperf[state], 0)
+
+    def test_6_each_cpu_sends_on_its_own_tx_queue(self):
+        """XPS: the frames one CPU sends go out on one TX queue, whatever
+        their flows, so they leave in the order it sent them (gro_hw.py's
+        order check sends 1024 frames of 512 flows and needs that); each
+        online CPU has a queue of its own."""
+        queues = {}
+        for cpu in range(int(self.sh(0, "getconf _NPROCESSORS_ONLN"))):
+            before = self.tx_packets(0)
+            self.sh(0, f"taskset -c {cpu} python3 -c \"{UDP_BURST}\" {SERVER}")
+            after = self.tx_packets(0)
+            grew = {q: n - before.get(q, 0) for q, n in after.items() if n - before.get(q, 0) >= 16}
+            self.assertEqual(len(grew), 1, f"CPU {cpu}: 256 flows went out on TX queues {grew}")
+            queues[cpu] = next(iter(grew))
+        self.assertEqual(len(set(queues.values())), len(queues), f"TX queue by CPU: {queues}")
 
 
 if __name__ == "__main__":

@@ -5,7 +5,7 @@ queue restarts through the queue-management API under traffic, and
 interrupt moderation (ethtool -C, adaptive-rx).
 
 The dmsnic interface of node i is found by driver; it carries DATA.cidr(i)
-(the guest init sets it; NIC_UP adds it if missing). Throughput figures are
+(the guest init sets it; TwoNodes.nic_up adds it if missing). Throughput figures are
 printed at the end, never asserted beyond "traffic flowed"."""
 
 import json
@@ -15,10 +15,23 @@ import sys
 import time
 import unittest
 
-from guestlib import NIC_UP, TwoNodes, data_addr, kernel_complaints, run
-from devmemsim.addressing import DATA  # noqa: E402 (guestlib puts tools/ on the path)
+from guestlib import TwoNodes, data_addr, kernel_complaints, run
 
 NAME = f"nic-test-{os.getpid()}"
+# A net-shaper queue limit through the kernel's YNL library: SHAPER
+# IF set BPS QUEUE | SHAPER IF delete QUEUE.
+SHAPER = r"""
+import socket, sys
+sys.path.insert(0, "/opt/devmemsim/selftests/tools/net/ynl")
+from pyynl.lib import YnlFamily
+ynl = YnlFamily("/opt/devmemsim/selftests/Documentation/netlink/specs/net_shaper.yaml", schema="")
+ifindex = socket.if_nametoindex(sys.argv[1])
+if sys.argv[2] == "set":
+    ynl.do("set", {"ifindex": ifindex, "handle": {"scope": "queue", "id": int(sys.argv[4])},
+                   "metric": "bps", "bw-max": int(sys.argv[3])})
+else:
+    ynl.do("delete", {"ifindex": ifindex, "handle": {"scope": "queue", "id": int(sys.argv[3])}})
+"""
 ADDR = {n: data_addr(n) for n in (0, 1)}
 IPERF_SECONDS = 4
 # What each direction of the MTU/header-split tests sends: a byte count, not a
@@ -93,10 +106,7 @@ class Nic(TwoNodes):
 
     @classmethod
     def setup_nodes(cls):
-        cls.ifname = {}
-        for n in (0, 1):
-            out = cls.sh(n, f"CIDR={DATA.cidr(n)}\n{NIC_UP}")
-            cls.ifname[n] = re.search(r"^IF=(\S+)$", out, re.M).group(1)
+        cls.ifname = {n: cls.nic_up(n) for n in (0, 1)}
 
     @classmethod
     def tearDownClass(cls):
@@ -298,7 +308,8 @@ class Nic(TwoNodes):
 
     def test_22_rss_indirection_and_key(self):
         rif = self.ifname[1]
-        key = ":".join(["6d", "5a"] * 20)
+        size = len(re.search(r"RSS hash key:\s*\n(\S+)", self.sh(1, f"ethtool -x {rif}")).group(1).split(":"))
+        key = ":".join((["6d", "5a"] * size)[:size])  # the device's key size (52 bytes since NIC v1.7)
         self.sh(1, f"ethtool -X {rif} hkey {key} weight 1 1 0 0")
         try:
             out = self.sh(1, f"ethtool -x {rif}")
@@ -377,6 +388,47 @@ class Nic(TwoNodes):
         self.assertNotIn("error", res, res.get("error"))
         self.assertGreater(res["end"]["sum_received"]["bytes"], 1 << 20)
         self.assertGreater(res["end"]["sum_received_bidir_reverse"]["bytes"], 1 << 20)
+
+    def test_32_reconfigure_wakes_a_stopped_queue(self):
+        """A reconfiguration must wake the TX queues, not merely start them:
+        a queue stopped on a full ring keeps its backlog in the qdisc, and
+        only a wake runs that qdisc again (the kernel's ring_reconfig.py
+        reconfig_tx_stall checks the same when it can fill a ring). Here
+        queue 1's device rate limit keeps its ring full while a UDP burst
+        steered to it (tc) piles up in the qdisc; the TX ring is resized,
+        the limit lifted, and the backlog must drain with nothing more
+        sent to that queue."""
+        if0 = self.ifname[0]
+        try:
+            self.sh(0, f"ethtool -L {if0} combined 2 && ethtool -G {if0} tx 64 && "
+                       f"tc qdisc add dev {if0} clsact && "
+                       f"tc filter add dev {if0} egress pref 1 protocol ip flower ip_proto udp dst_port 5299 "
+                       f"action skbedit queue_mapping 1 && "
+                       f"tc filter add dev {if0} egress pref 101 matchall action skbedit queue_mapping 0")
+            self.sh(0, f"python3 - {if0} set 1000000 1 <<'EOF'\n{SHAPER}\nEOF")
+            self.sh(0, f"python3 -c \"import socket\ns = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\n"
+                       f"s.setsockopt(socket.SOL_SOCKET, 32, 4 << 20)\n"  # SO_SNDBUFFORCE
+                       f"for i in range(400): s.sendto(bytes(1400), ('{ADDR[1]}', 5299))\"")
+            before = self.queue_backlog(if0, 1)
+            self.assertGreater(before, 64 * 1400, "queue 1's qdisc holds no backlog")
+            self.sh(0, f"ethtool -G {if0} tx 128")
+            self.sh(0, f"python3 - {if0} delete 1 <<'EOF'\n{SHAPER}\nEOF")
+            left = before
+            for _ in range(50):
+                left = self.queue_backlog(if0, 1)
+                if not left:
+                    break
+                time.sleep(0.2)
+            self.assertEqual(left, 0, f"backlog stuck on queue 1 after the ring resize (was {before} bytes)")
+        finally:
+            self.sh(0, f"tc qdisc del dev {if0} clsact", check=False)
+            self.sh(0, f"python3 - {if0} delete 1 <<'EOF'\n{SHAPER}\nEOF", check=False)
+            self.sh(0, f"ethtool -G {if0} tx 1024; ethtool -L {if0} combined 4", check=False)
+
+    def queue_backlog(self, ifname, queue):
+        """Bytes the root mq's child qdisc of TX queue `queue` holds."""
+        qdiscs = json.loads(self.sh(0, f"tc -s -j qdisc show dev {ifname}"))
+        return sum(q.get("backlog", 0) for q in qdiscs if q.get("parent") == f":{queue + 1:x}")
 
     def test_40_rx_queue_restart_under_traffic(self):
         """ethtool -G rx N replaces each RX queue's rings and pools through

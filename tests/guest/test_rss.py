@@ -12,8 +12,8 @@ import os
 import re
 import unittest
 
-from guestlib import NIC_UP, TwoNodes, data_addr, run
-from devmemsim.addressing import DATA, data_addr6  # noqa: E402 (guestlib puts tools/ on the path)
+from guestlib import TwoNodes, data_addr, run
+from devmemsim.addressing import data_addr6  # noqa: E402 (guestlib puts tools/ on the path)
 
 NAME = f"rss-test-{os.getpid()}"
 ADDR = {n: data_addr(n) for n in (0, 1)}
@@ -26,10 +26,7 @@ class Rss(TwoNodes):
 
     @classmethod
     def setup_nodes(cls):
-        cls.ifname = {}
-        for n in (0, 1):
-            out = cls.sh(n, f"CIDR={DATA.cidr(n)}\n{NIC_UP}")
-            cls.ifname[n] = re.search(r"^IF=(\S+)$", out, re.M).group(1)
+        cls.ifname = {n: cls.nic_up(n) for n in (0, 1)}
         cls.rif = cls.ifname[1]
 
     def ethtool(self, args, check=True):
@@ -154,6 +151,37 @@ class Rss(TwoNodes):
             self.assert_on(counts, data, (2, 3, 4, 5), f"IPv6, fields {fields}")
             used = [q for q in (2, 3, 4, 5) if counts.get(q, 0) > data // 100]
             self.assertGreaterEqual(len(used), queues_used, f"fields {fields}: {counts}")
+
+    def test_06_flow_label_spreads_one_tuple(self):
+        """UDP over IPv6 from one source port to one port, a new socket
+        (so a new auto flow label) per datagram: with the label hashed, the
+        52-byte key (v1.7) lets the label pick the queue."""
+        key = re.search(r"RSS hash key:\s*(\S+)", self.ethtool(f"-x {self.rif}")).group(1)
+        self.assertEqual(len(key.split(":")), 52)
+        self.ethtool(f"-X {self.rif} default")
+        self.ethtool(f"-N {self.rif} rx-flow-hash udp6 lsdfn")
+        self.cleanup.append(f"-N {self.rif} rx-flow-hash udp6 sdfn")
+        before = self.rx_packets()
+        self.sh(0, "python3 -c \"import socket\nfor i in range(32):\n"
+                   "    s = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)\n"
+                   "    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)\n"
+                   f"    s.bind(('', 5361)); s.connect(('{data_addr6(1)}', 5362)); s.send(b'x'); s.close()\"")
+        after = self.rx_packets()
+        used = [q for q in after if after[q] - before.get(q, 0) >= 2]
+        self.assertGreater(len(used), 1, f"32 labels of one 4-tuple: {after} - {before}")
+
+    def test_07_rule_matching_another_slots_rule_is_refused(self):
+        """A second rule matching what a rule in another slot matches is
+        refused (EEXIST, as bnxt and ice refuse it: the first match wins, so
+        it would never match); naming the first rule's slot replaces it."""
+        flow = f"flow-type tcp4 dst-ip {ADDR[1]} dst-port 5371"
+        rule = self.rule("dst-port 5371 action 1")
+        res = run(NAME, 1, f"ethtool -N {self.rif} {flow} action 2")
+        self.assertNotEqual(res.returncode, 0, res.stdout)
+        self.assertIn("File exists", res.stdout + res.stderr)
+        self.assertEqual(self.ethtool(f"-n {self.rif}").count("Filter:"), 1)
+        self.ethtool(f"-N {self.rif} {flow} action 2 loc {rule}")
+        self.assertIn("Action: Direct to queue 2", self.ethtool(f"-n {self.rif} rule {rule}"))
 
 
 if __name__ == "__main__":

@@ -12,7 +12,10 @@ program) attached to node0's interface act on IPv4 UDP datagrams to port
   (ndo_xdp_xmit) reflect datagrams back to node1, counted on both sides;
 - MTU 9000 with header split: a multi-buffer program passes 8000-byte
   datagrams only if they arrived in several buffers (they all arrive,
-  intact), TCP arrives intact, and a multi-buffer XDP_TX reflects them."""
+  intact), TCP arrives intact, and a multi-buffer XDP_TX reflects them;
+- AF_XDP zero-copy (dms_xsk.py): a socket bound with XDP_ZEROCOPY to
+  queue 1 receives the datagrams node1 sends there, byte for byte, and
+  sends datagrams node1 receives intact."""
 
 import base64
 import json
@@ -29,7 +32,8 @@ from guestlib import DMSNIC_IF, TwoNodes, data_addr
 NAME = f"xdp-test-{os.getpid()}"
 SOURCE = Path(__file__).resolve().parent / "dms_xdp.bpf.c"
 PROGRAMS = {"DROP": "xdp", "TX": "xdp", "TX_MB": "xdp.frags", "REDIRECT": "xdp.frags",
-            "PASS_MB": "xdp.frags"}
+            "PASS_MB": "xdp.frags", "XSK": "xdp.frags"}
+XSK_TOOL = Path(__file__).resolve().parent / "dms_xsk.py"
 PORT = 9999
 NODE0, NODE1 = data_addr(0), data_addr(1)
 IF = DMSNIC_IF
@@ -55,12 +59,14 @@ for _ in range(n):
 print(ok)
 """ % PORT
 
-# node0: receive datagrams on PORT for SECONDS; prints the count and the
-# sha256 of each one's payload, in order.
+# Receive datagrams on PORT until SECONDS pass without one; prints the
+# count and the sha256 of each one's payload, in order. The buffer holds
+# a burst (an AF_XDP socket sends at line rate).
 RECEIVE = r"""
 import hashlib, socket, sys
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.setsockopt(socket.SOL_SOCKET, 33, 8 << 20)  # SO_RCVBUFFORCE
 s.bind(("", %d))
 s.settimeout(float(sys.argv[1]))
 open("/tmp/xdp-rx-ready", "w").close()
@@ -128,7 +134,9 @@ class Xdp(TwoNodes):
         cls.ifname = {n: cls.sh(n, f"echo {IF}").strip() for n in (0, 1)}
         for prog, b64 in cls.objects.items():
             cls.sh(0, f"echo {b64} | base64 -d > /tmp/{prog}.o")
-        cls.sh(0, f"cat > /tmp/xdp-rx.py <<'EOF'\n{RECEIVE}\nEOF")
+        for n in (0, 1):
+            cls.sh(n, f"cat > /tmp/xdp-rx.py <<'EOF'\n{RECEIVE}\nEOF")
+        cls.sh(0, f"cat > /tmp/dms_xsk.py <<'EOF'\n{XSK_TOOL.read_text()}\nEOF")
         # The sysctl exists with CONFIG_BPF_SYSCALL only.
         if cls.sh(0, "cat /proc/sys/kernel/unprivileged_bpf_disabled", check=False) == "":
             raise unittest.SkipTest("the guest kernel has no BPF syscall")
@@ -174,17 +182,25 @@ class Xdp(TwoNodes):
         out = self.sh(1, f"python3 - {NODE0} {n} {size} <<'EOF'\n{ECHO}\nEOF", timeout=300)
         return int(out.strip())
 
+    def start_receiver(self, node, seconds):
+        """Receive datagrams on node's PORT until seconds pass without one."""
+        self.sh(node, "rm -f /tmp/xdp-rx-ready /tmp/xdp-rx; "
+                      f"nohup sh -c 'python3 /tmp/xdp-rx.py {seconds} >/tmp/xdp-rx.tmp; "
+                      "mv /tmp/xdp-rx.tmp /tmp/xdp-rx' >/dev/null 2>&1 & "
+                      "for i in $(seq 100); do [ -e /tmp/xdp-rx-ready ] && break; sleep 0.1; done")
+
+    def received(self, node):
+        """sha256s of what start_receiver()'s receiver got."""
+        got = self.sh(node, "for i in $(seq 600); do [ -e /tmp/xdp-rx ] && break; sleep 0.2; done; "
+                            "cat /tmp/xdp-rx", timeout=300).split()
+        self.assertEqual(int(got[0]), len(got) - 1)
+        return got[1:]
+
     def send_datagrams(self, n, size, seconds=5):
         """n datagrams node1 -> node0:PORT; (sha256s sent, sha256s received)."""
-        self.sh(0, "rm -f /tmp/xdp-rx-ready /tmp/xdp-rx; "
-                   f"nohup sh -c 'python3 /tmp/xdp-rx.py {seconds} >/tmp/xdp-rx.tmp; "
-                   "mv /tmp/xdp-rx.tmp /tmp/xdp-rx' >/dev/null 2>&1 & "
-                   "for i in $(seq 100); do [ -e /tmp/xdp-rx-ready ] && break; sleep 0.1; done")
+        self.start_receiver(0, seconds)
         sent = self.sh(1, f"python3 - {NODE0} {n} {size} <<'EOF'\n{SEND}\nEOF", timeout=300).split()
-        got = self.sh(0, "for i in $(seq 600); do [ -e /tmp/xdp-rx ] && break; sleep 0.2; done; cat /tmp/xdp-rx",
-                      timeout=300).split()
-        self.assertEqual(int(got[0]), len(got) - 1)
-        return sent, got[1:]
+        return sent, self.received(0)
 
     def tcp_transfer(self, nbytes, port):
         """nbytes node1 -> node0 over TCP; (sha256 sent, sha256 received)."""
@@ -198,7 +214,7 @@ class Xdp(TwoNodes):
 
     def test_1_features(self):
         dev = self.netdev(0)["dev"]
-        self.assertLessEqual({"basic", "redirect", "ndo-xmit", "rx-sg", "ndo-xmit-sg"},
+        self.assertLessEqual({"basic", "redirect", "ndo-xmit", "rx-sg", "ndo-xmit-sg", "xsk-zerocopy"},
                              set(dev["xdp-features"]))
         self.assertIn("hash", dev["xdp-rx-metadata-features"])
 
@@ -272,6 +288,54 @@ class Xdp(TwoNodes):
         finally:
             self.detach()
             self.set_mtu(1500)
+
+
+    def xsk_attach(self, queue):
+        """Steer the test datagrams to queue and attach the XSK program
+        (its map pinned); returns the ntuple rule's id."""
+        if0 = self.ifname[0]
+        out = self.sh(0, f"ethtool -N {if0} flow-type udp4 dst-port {PORT} action {queue}")
+        rule = re.search(r"Added rule with ID (\d+)", out).group(1)
+        self.sh(0, "bpftool prog load /tmp/XSK.o /sys/fs/bpf/dms_xsk type xdp "
+                   f"pinmaps /sys/fs/bpf/dms_xsk_maps && bpftool net attach xdpdrv pinned /sys/fs/bpf/dms_xsk "
+                   f"dev {if0}")
+        return rule
+
+    def xsk_detach(self, rule):
+        self.sh(0, "pkill -f /tmp/dms_xsk.py; "
+                   f"ip link set dev {self.ifname[0]} xdpdrv off; rm -rf /sys/fs/bpf/dms_xsk*; "
+                   + (f"ethtool -N {self.ifname[0]} delete {rule}" if rule else "true"), check=False)
+
+    def test_6_af_xdp_zero_copy(self):
+        """A multi-buffer program keeps header split on; the zero-copy queue
+        takes every frame whole into one XSK frame all the same."""
+        queue, n, size = 1, 50, 1000
+        peer_mac = self.sh(1, f"cat /sys/class/net/{self.ifname[1]}/address").strip()
+        rule = None
+        try:
+            rule = self.xsk_attach(queue)
+            self.assertEqual(self.header_split(), "on")
+            before = self.ethtool_stats(0)
+            ready = self.sh(0, f"nohup python3 /tmp/dms_xsk.py {self.ifname[0]} {queue} "
+                               f"/sys/fs/bpf/dms_xsk_maps/dms_xsks {n} {n} {NODE0} {NODE1} {peer_mac} "
+                               f"{PORT} {size} >/tmp/xsk.out 2>&1 & "
+                               "for i in $(seq 300); do grep -q ready /tmp/xsk.out && break; "
+                               "kill -0 $! 2>/dev/null || break; sleep 0.1; done; cat /tmp/xsk.out")
+            self.assertIn("ready", ready)
+            self.start_receiver(1, 15)
+            sent = self.sh(1, f"python3 - {NODE0} {n} {size} <<'EOF'\n{SEND}\nEOF", timeout=300).split()
+            out = self.sh(0, "for i in $(seq 600); do grep -q '^tx' /tmp/xsk.out && break; sleep 0.2; done; "
+                             "cat /tmp/xsk.out", timeout=300)
+            after = self.ethtool_stats(0)
+            peer_got = self.received(1)
+        finally:
+            self.xsk_detach(rule)
+        lines = {line.split()[0]: line.split()[1:] for line in out.splitlines() if line}
+        self.assertEqual(lines.get("rx"), sent, out)
+        self.assertEqual(self.delta(before, after)["xdp_redirect"], n)
+        tx = lines.get("tx", ["0"])
+        self.assertEqual(int(tx[0]), n, out)
+        self.assertEqual(peer_got, tx[1:])
 
 
 if __name__ == "__main__":
