@@ -28,13 +28,25 @@ y = ["devmem.rx.mbit_s", "bounce.rx.mbit_s"]
 """
 
 
+def failed_logs(out: Path) -> str:
+    """The end of each failed point's log: the temporary directory that
+    holds it is gone once the test ends."""
+    text = ""
+    for r in rows(out) if (out / "results.csv").is_file() else []:
+        log = out / "points" / r.get("point", "") / "log"
+        if r.get("status") != "ok" and log.is_file():
+            tail = "\n".join(log.read_text(errors="replace").splitlines()[-40:])
+            text += f"\n--- points/{r['point']}/log (last 40 lines)\n{tail}"
+    return text
+
+
 class DemoSweep(unittest.TestCase):
     def test_two_mtus_give_two_verified_rows(self):
         with tempfile.TemporaryDirectory(prefix="dms-demo-sweep-") as tmp:
             path, out = Path(tmp) / "demo.toml", Path(tmp) / "out"
             path.write_text(SWEEP)
             res = cli("sweep", str(path), "--out", str(out), "--jobs", "2", timeout=1700)
-            self.assertEqual(res.returncode, 0, res.stdout + res.stderr)
+            self.assertEqual(res.returncode, 0, res.stdout + res.stderr + failed_logs(out))
             self.assertIn("demo points run one at a time", res.stderr)
             got = rows(out)
             self.assertEqual(len(got), 2, got)
