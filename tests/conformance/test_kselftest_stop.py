@@ -24,14 +24,16 @@ CHILD = textwrap.dedent("""\
     from devmemsim import kselftest, ktap
 
     class Session:
-        def __init__(self, art, nodes, guest_root, keep):
-            self.boots, self.dead, self.runner, self.current = 0, False, True, None
+        def __init__(self, art, plan, guest_root, keep):
+            self.boots, self.dead, self.runner, self.current, self.booted = 0, False, True, None, None
 
         def node_names(self):
             return ["node0", "node1"]
 
-        def boot(self, machine=None):
-            self.machine = machine
+        def plan_for(self, machine=None):
+            return None
+
+        def boot(self, plan=None):
             return []
 
         def run_file(self, tf, on_case):
@@ -48,7 +50,7 @@ CHILD = textwrap.dedent("""\
                              guest_root="/g", config_missing=[], helpers_missing={}, seconds={})
     files = [kselftest.TestFile(rel, 45) for rel in ("a.py", "b.py", "c.py")]
     try:
-        sys.exit(kselftest.run(kbuild, files, 2, kselftest.Outputs(json=sys.argv[2])))
+        sys.exit(kselftest.run(kbuild, files, kselftest.cluster_plan("", 2), kselftest.Outputs(json=sys.argv[2])))
     except KeyboardInterrupt as e:
         print(f"devmemsim: {e}", file=sys.stderr)
         sys.exit(getattr(e, "status", 130))

@@ -1,7 +1,9 @@
 """`devmemsim kselftest`: the kernel's netdev driver selftests
 (tools/testing/selftests/drivers/net and drivers/net/hw) on a booted
 cluster, node0 running them against its dmsnic and node1 as their ssh
-remote, the way drivers/net/README.rst describes a hardware run.
+remote, the way drivers/net/README.rst describes a hardware run. With a
+cluster file (--cluster), the file's first node runs them against its NIC 0
+and the first other node on that NIC's network is the remote (Roles).
 
 Per file: the timeout of its directory's `settings` (kselftest's rule: 45 s
 without one, 0 = none) and a host-side limit above it; cases are shown as
@@ -17,11 +19,11 @@ import signal
 import socket
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
-from . import console, ktap
-from .addressing import container_prefix6, data_addr, data_addr6
+from . import clusterfile, console, ktap
+from .addressing import container_prefix6, data_link
 from .agent import Agent
 from .cluster import Cluster, Machine
 from .errors import Failure, TreeBroken, UsageError, log
@@ -44,8 +46,9 @@ EXCLUDED = {
     "hw/loopback.sh": "needs two local ports cabled to each other",
     "hw/devlink_port_split.py": "needs devlink ports with lanes to split (a switch ASIC; TEST_PROGS_EXTENDED)",
 }
-# Files that need more of a node than the default Machine: the cluster is
-# booted again with this one for them (and back for the files after them).
+# Files that need more vCPUs on the runner than the cluster has: it is
+# booted again with them for these files (and back for the files after
+# them); Session.plan_for() says which nodes get them.
 # toeplitz.py's RPS cases steer packets to CPUs that no RX queue interrupt
 # uses and skip without two such CPUs: dmsnic's 4 queue vectors take one
 # CPU each (CPUs 0-3), so node0 needs 6 vCPUs to leave CPUs 4 and 5 free.
@@ -58,9 +61,11 @@ HOST_MARGIN = 60  # host-side limit above the guest's own timeout
 CHECK_LIMIT = 30.0  # host-side limit of a node check (taint, peer)
 CONSOLE_TAIL = 40  # lines of a dead node's console shown
 NODE_CONFIG = ROOT / "configs" / "node" / "default.toml"
-# The data interface: the one dmsnic drives (devmemsim-init gave it its addresses).
+# The data interface: the one dmsnic drives with the MAC of the NIC the plan
+# names (devmemsim-init gave it its addresses; a node may have several).
 FIND_NETIF = ("for d in /sys/class/net/*; do drv=$(readlink $d/device/driver) || continue; "
-              "[ \"${drv##*/}\" = dmsnic ] && echo ${d##*/} && exit 0; done; exit 1")
+              "[ \"${{drv##*/}}\" = dmsnic ] && [ \"$(cat $d/address)\" = {mac} ] && echo ${{d##*/}} && exit 0; "
+              "done; exit 1")
 # The remote's data interface gets a name of its own: the forwarding
 # library's tests (ethtool_rmon.sh, ...) refuse a remote named like NETIF.
 # Its addresses stay over down and up (devmemsim-init: keep_addr_on_down).
@@ -278,9 +283,12 @@ def exec_limited(agent: Agent, argv: list, out, err, limit: float):
 # ---- the cluster the files run on ----------------------------------------
 
 # node0 reaches node1 over the data link (IPv4, IPv6) and by ssh, which also
-# leaves the master connection the tests' ssh commands reuse (ssh config).
+# leaves the master connection the tests' ssh commands reuse. The payload's
+# ssh config (build.SSH_CLIENT_CONFIG) names data link 0's addresses: a
+# runner whose NIC is on another network adds that network's to its Host line.
 PEER_CHECK = """\
 ok() {{ for i in $(seq 60); do "$@" >/dev/null 2>&1 && return 0; sleep 0.5; done; echo "failed: $*"; exit 1; }}
+grep -qF ' {hosts}' /root/.ssh/config 2>/dev/null || sed -i '1s|$| {hosts}|' /root/.ssh/config
 ok ping -c1 -W1 {v4}
 ok ping -6 -c1 -W1 {v6}
 ok ssh {v4} true
@@ -290,15 +298,77 @@ echo "taint=$(cat /proc/sys/kernel/tainted)"
 """
 
 
+@dataclass(frozen=True)
+class Roles:
+    """Who runs the files and who is their ssh remote: the plan's first node
+    (the runner), against its NIC 0 (local), and the first other node on
+    that NIC's network (the remote), by its NIC there (peer). members: every
+    node's NIC on that network, by node name."""
+
+    runner: clusterfile.Node
+    local: object  # addressing.NicAddress
+    remote: clusterfile.Node
+    peer: object  # addressing.NicAddress
+    members: dict
+
+    def env(self, netif: str) -> dict:
+        """The selftests' environment (drivers/net/README.rst)."""
+        return {"NETIF": netif, "LOCAL_V4": self.local.addr, "REMOTE_V4": self.peer.addr,
+                "LOCAL_V6": self.local.addr6, "REMOTE_V6": self.peer.addr6,
+                "LOCAL_PREFIX_V6": container_prefix6(self.runner.index),
+                "REMOTE_TYPE": "ssh", "REMOTE_ARGS": self.peer.addr}
+
+
+def roles(plan: clusterfile.Plan) -> Roles:
+    """The runner and the remote of a plan; UsageError (one line, naming
+    the file) when the first node's NIC 0 shares no network with another."""
+    runner = plan.nodes[0]
+    nic = runner.nics[0] if runner.nics else None
+    net = plan.networks.get(nic.network) if nic and nic.network else None
+    members = {node: plan.node(node).nics[pair].address for node, pair in net.members} if net else {}
+    others = [node for node in members if node != runner.name]
+    if not others:
+        where = f"on network {net.name!r} with no other node" if net else "on no network"
+        raise UsageError(f"{plan.source}: node.{runner.name}.networks: the first node runs the selftests on its "
+                         f"NIC 0, which is {where} (their ssh remote must be on that NIC's network)")
+    remote = plan.node(others[0])
+    return Roles(runner, nic.address, remote, members[remote.name], members)
+
+
+def default_cluster(plan: clusterfile.Plan) -> bool:
+    """Whether plan is `--nodes N`'s (clusterfile.default_plan), not a file's."""
+    return plan.source == f"--nodes {len(plan.nodes)}"
+
+
+def cluster_plan(path: str, nodes: int) -> clusterfile.Plan:
+    """The cluster the files run on: a cluster file's, its runner and
+    remote checked before anything is built, or the default of `nodes`."""
+    if not path:
+        return clusterfile.default_plan(nodes, str(NODE_CONFIG))
+    if not os.path.isfile(path):
+        raise UsageError(f"--cluster {path}: no such file")
+    plan = clusterfile.load(path)
+    roles(plan)
+    return plan
+
+
+def add_cluster_option(p) -> None:
+    p.add_argument("--cluster", metavar="FILE",
+                   help="boot this cluster file's nodes instead (configs/cluster/*.toml): the first node runs the "
+                        "tests against its NIC 0, the first other node on that NIC's network is their remote")
+
+
 class Session:
     """A cluster booted for the run, and booted again after a node died.
     keep: where the consoles of every boot are appended (path prefix) or None."""
 
-    def __init__(self, art, nodes: int, guest_root: str, keep):
-        self.art, self.nodes, self.guest_root, self.keep = art, nodes, guest_root, keep
+    def __init__(self, art, plan: clusterfile.Plan, guest_root: str, keep):
+        self.art, self.plan, self.guest_root, self.keep = art, plan, guest_root, keep
+        self.roles = roles(plan)
         self.boots = 0
         self.cl = None
-        self.machine = Machine()  # of the cluster booted (or to boot)
+        self.machine = Machine()  # accelerator and the like; the nodes' vCPUs and memory are the plan's
+        self.booted = plan  # the plan of the cluster booted (or to boot): plan_for()
         self.dead = False
         self.runner = False  # run_kselftest.sh is on the payload
         self.current = None  # the TestFile running
@@ -307,38 +377,50 @@ class Session:
             Path(f"{keep}.{node}.console").unlink(missing_ok=True)
 
     def node_names(self) -> list:
-        return [f"node{i}" for i in range(self.nodes)]
+        """The runner first."""
+        return [n.name for n in self.plan.nodes]
+
+    def plan_for(self, machine: Machine = None) -> clusterfile.Plan:
+        """The plan to boot for a file that needs machine's vCPUs
+        (FILE_MACHINES; None: nothing more). The default cluster's nodes all
+        get them, as today's `--nodes N` nodes are alike; of a cluster
+        file's, the runner alone, the others keep what the file says."""
+        if not machine:
+            return self.plan
+        raised = self.plan.nodes if default_cluster(self.plan) else self.plan.nodes[:1]
+        return replace(self.plan, nodes=tuple(replace(n, smp=max(n.smp, machine.smp)) if n in raised else n
+                                              for n in self.plan.nodes))
 
     def console(self, node: str) -> Path:
         return self.cl.dir / f"{node}.console"
 
-    def boot(self, machine: Machine = None) -> list:
-        """Boot (again, with machine if given) and set node0 up as the
-        runner; the problems the boot logged (kernel complaints). Raises
-        Failure if it does not come up."""
+    def boot(self, plan: clusterfile.Plan = None) -> list:
+        """Boot (again, plan_for() a file if given) and set the runner up;
+        the problems the boot logged (kernel complaints). Raises Failure if
+        it does not come up."""
         self.close()
-        self.machine = machine or self.machine
+        self.booted = plan or self.booted
         self.cl = Cluster(f"kselftest-{os.getpid()}-{self.boots}")
         self.boots += 1
         self.dead = True  # until it is up: close() keeps a failed boot's run directory
-        self.cl.boot(self.art, self.nodes, str(NODE_CONFIG), [], self.machine)
+        self.cl.boot_plan(self.art, self.booted, self.machine)
         self.marks = {n: 0 for n in self.node_names()}
-        self.sh("node1", RENAME_REMOTE.format(find=FIND_NETIF, name=REMOTE_NETIF))
-        self.sh("node1", REMOTE_NO_TIME_WAIT)
-        said = self.sh("node1", REMOTE_ROUTE.format(prefix=container_prefix6(0), via=data_addr6(0)), check=False)
+        r = self.roles
+        runner, remote, prefix = r.runner.name, r.remote.name, container_prefix6(r.runner.index)
+        self.sh(remote, RENAME_REMOTE.format(find=FIND_NETIF.format(mac=r.peer.mac), name=REMOTE_NETIF))
+        self.sh(remote, REMOTE_NO_TIME_WAIT)
+        said = self.sh(remote, REMOTE_ROUTE.format(prefix=prefix, via=r.local.addr6), check=False)
         if said:
-            log(f"node1: no route to node0's containers ({container_prefix6(0)}): {said}")
-        facts = dict(line.split("=", 1) for line in self.sh("node0", PEER_CHECK.format(
-            v4=data_addr(1), v6=data_addr6(1), find=FIND_NETIF, root=self.guest_root), limit=120).split()
-            if "=" in line)
+            log(f"{remote}: no route to {runner}'s containers ({prefix}): {said}")
+        facts = dict(line.split("=", 1) for line in self.sh(runner, PEER_CHECK.format(
+            v4=r.peer.addr, v6=r.peer.addr6, find=FIND_NETIF.format(mac=r.local.mac), root=self.guest_root,
+            hosts=data_link(r.local.network).host_glob()), limit=120).split() if "=" in line)
         self.runner = facts.get("runner") == "1"
         self.sync_clocks()
-        self.taint = {"node0": int(facts["taint"])}
+        self.taint = {runner: int(facts["taint"])}
         for node in self.node_names()[1:]:
             self.taint[node] = int(self.sh(node, "cat /proc/sys/kernel/tainted"))
-        self.env = {"NETIF": facts["netif"], "LOCAL_V4": data_addr(0), "REMOTE_V4": data_addr(1),
-                    "LOCAL_V6": data_addr6(0), "REMOTE_V6": data_addr6(1), "LOCAL_PREFIX_V6": container_prefix6(0),
-                    "REMOTE_TYPE": "ssh", "REMOTE_ARGS": data_addr(1)}
+        self.env = r.env(facts["netif"])
         problems = []
         for node in self.node_names():
             problems += self.console_problems(node)
@@ -346,22 +428,28 @@ class Session:
         return problems
 
     def sync_clocks(self) -> None:
-        """Set every other node's wall clock to node0's (CLOCK_PORT says
-        why and how). A node that does not answer keeps its clock, logged."""
-        for i, node in enumerate(self.node_names()[1:], 1):
-            fmt = dict(addr=data_addr(i), port=CLOCK_PORT, rounds=CLOCK_ROUNDS)
+        """Set the wall clock of every other node on the runner's network to
+        the runner's (CLOCK_PORT says why and how). A node that does not
+        answer, or is not on that network, keeps its clock, logged."""
+        runner = self.roles.runner.name
+        for node in self.node_names()[1:]:
+            nic = self.roles.members.get(node)
+            if not nic:
+                log(f"{node}: not on {runner}'s data network; its wall clock is left as it is")
+                continue
+            fmt = dict(addr=nic.addr, port=CLOCK_PORT, rounds=CLOCK_ROUNDS)
             server = shlex.quote(CLOCK_SERVER.format(**fmt))
             self.sh(node, f"setsid python3 -c {server} </dev/null >/dev/null 2>&1 &")
             measure = [shlex.quote(CLOCK_CLIENT.format(**fmt, last=last)) for last in (False, True)]
-            rtt, offset = self.sh("node0", f"python3 -c {measure[0]}").split()
+            rtt, offset = self.sh(runner, f"python3 -c {measure[0]}").split()
             if offset == "none":
-                log(f"{node}: no answer to node0's clock requests; its wall clock is left as it is")
+                log(f"{node}: no answer to {runner}'s clock requests; its wall clock is left as it is")
                 continue
             self.sh(node, CLOCK_STEP.format(offset=int(offset)))
-            rtt, left = self.sh("node0", f"python3 -c {measure[1]}").split()
+            rtt, left = self.sh(runner, f"python3 -c {measure[1]}").split()
             after = f"now {int(left) / 1e3:+.0f} us apart, round trip {int(rtt) / 1e3:.0f} us" \
                 if left != "none" else "no answer after"
-            print(f"{node}: wall clock set to node0's ({int(offset) / 1e6:+.1f} ms; {after})", flush=True)
+            print(f"{node}: wall clock set to {runner}'s ({int(offset) / 1e6:+.1f} ms; {after})", flush=True)
 
     def sh(self, node: str, script: str, limit: float = CHECK_LIMIT, check: bool = True) -> str:
         """A shell script's stdout on a node; Failure if the node does not
@@ -418,7 +506,7 @@ class Session:
         self.cl = None
 
     def script(self, tf: TestFile) -> str:
-        """node0's shell script for a file: kselftest's runner or the file
+        """The runner's shell script for a file: kselftest's runner or the file
         itself under timeout(1), between two marks (uptime, taint)."""
         if self.runner:
             cmd = f"cd {self.guest_root} && ./run_kselftest.sh -t {tf.test}"
@@ -436,7 +524,7 @@ class Session:
                 f"mark start\n(\n{cmd}\n) 2>&1\nrc=$?\nmark end\nexit $rc\n")
 
     def run_file(self, tf: TestFile, on_case) -> ktap.FileResult:
-        """Run one file on node0; on_case(tf, case) as each case ends."""
+        """Run one file on the runner; on_case(tf, case) as each case ends."""
         res = ktap.FileResult(tf.test)
         parser = ktap.Parser(1 if self.runner else 0)
         marks, said = {}, []
@@ -456,7 +544,7 @@ class Session:
         started = time.monotonic()
         out, err = Lines(on_line), Lines(on_err)
         try:
-            agent = self.cl.agent("node0")
+            agent = self.cl.agent(self.roles.runner.name)
         except (Failure, UsageError) as e:
             status, why = None, str(e)
         else:
@@ -472,16 +560,16 @@ class Session:
         res.seconds = time.monotonic() - started
         return res
 
-    def check_nodes(self, res: ktap.FileResult, marks: dict, node0_silent: str) -> None:
+    def check_nodes(self, res: ktap.FileResult, marks: dict, runner_silent: str) -> None:
         """After a file: each node's new console lines, taint and life."""
         for node in self.node_names():
             res.problems += self.console_problems(node)
             why, taint = "", None
             if not self.cl.pid(node):
                 why = "its QEMU exited"
-            elif node == "node0" and node0_silent:
-                why = f"its agent is silent: {node0_silent}"
-            elif node == "node0":
+            elif node == self.roles.runner.name and runner_silent:
+                why = f"its agent is silent: {runner_silent}"
+            elif node == self.roles.runner.name:
                 taint = marks.get("end", (0, None))[1]
             else:
                 try:
@@ -566,8 +654,12 @@ def not_run(tf: TestFile, why: str) -> ktap.FileResult:
     return ktap.FileResult(tf.test, reason=why, problems=[ktap.Problem("node", why)])
 
 
-def file_machine(tf: TestFile) -> Machine:
-    return FILE_MACHINES.get(tf.rel, Machine())
+def vcpus_booted(plan: clusterfile.Plan) -> str:
+    """The vCPUs a plan_for() plan gives: '6 vCPUs a node', or the runner's."""
+    smp = plan.nodes[0].smp
+    if all(n.smp == smp for n in plan.nodes):
+        return f"{smp} vCPUs a node"
+    return f"{smp} vCPUs on {plan.nodes[0].name}"
 
 
 def run_files(session: Session, files: list, results: list) -> float:
@@ -575,25 +667,26 @@ def run_files(session: Session, files: list, results: list) -> float:
     collect as they come. Returns the seconds from boot to the first test."""
     started = time.monotonic()
     try:
-        problems = session.boot(file_machine(files[0]) if files else None)
+        problems = session.boot(session.plan_for(FILE_MACHINES.get(files[0].rel)) if files else None)
     except Failure as e:
         raise TreeBroken(f"the cluster did not boot: {e}") from None
     if problems:
         results.append(boot_result(problems, 0))
     first = time.monotonic() - started
+    runner = session.node_names()[0]
     for i, tf in enumerate(files):
-        machine = file_machine(tf)
-        if session.dead or machine != session.machine:
+        plan = session.plan_for(FILE_MACHINES.get(tf.rel))
+        if session.dead or plan != session.booted:
             log(f"a node died: booting the cluster again for {tf.rel}" if session.dead else
-                f"booting the cluster again with {machine.smp} vCPUs a node for {tf.rel}")
+                f"booting the cluster again with {vcpus_booted(plan)} for {tf.rel}")
             try:
-                problems = session.boot(machine)
+                problems = session.boot(plan)
             except Failure as e:
                 results += [not_run(left, f"the cluster did not boot again: {e}") for left in files[i:]]
                 break
             if problems:
                 results.append(boot_result(problems, session.boots - 1))
-        print(f"{tf.rel}: running on node0 (timeout {tf.timeout or 'none'}"
+        print(f"{tf.rel}: running on {runner} (timeout {tf.timeout or 'none'}"
               f"{', run_kselftest.sh' if session.runner else ''})", flush=True)
         session.current = tf
         res = session.run_file(tf, show_case)
@@ -614,11 +707,12 @@ class Outputs:
         return str(Path(self.json).with_suffix("")) if self.json else ""
 
 
-def run(kbuild, files: list, nodes: int, outputs: Outputs) -> int:
-    """Run files on a cluster booted from kbuild (build.KselftestBuild);
-    exit status: 0 all passed (skips allowed), 1 a failure."""
+def run(kbuild, files: list, plan: clusterfile.Plan, outputs: Outputs) -> int:
+    """Run files on plan's cluster (cluster_plan()) booted from kbuild
+    (build.KselftestBuild); exit status: 0 all passed (skips allowed), 1 a
+    failure."""
     keep = outputs.consoles_prefix()
-    session = Session(kbuild.artifacts, nodes, kbuild.guest_root, keep)
+    session = Session(kbuild.artifacts, plan, kbuild.guest_root, keep)
     results, first = [], None
     started = time.monotonic()
     handlers = stop_on_signals()
@@ -634,7 +728,8 @@ def run(kbuild, files: list, nodes: int, outputs: Outputs) -> int:
         meta = {
             "kernel": kbuild.artifacts.kernel_version, "tree": str(kbuild.tree), "guest_root": kbuild.guest_root,
             "config_missing": kbuild.config_missing, "helpers_missing": kbuild.helpers_missing,
-            "build_seconds": kbuild.seconds, "nodes": nodes,
+            "build_seconds": kbuild.seconds, "nodes": len(plan.nodes),
+            **({} if default_cluster(plan) else {"cluster": plan.source}),
             "runner": "run_kselftest.sh" if session.runner else "direct",
             "boot_to_first_test_seconds": round(first, 2) if first is not None else None,
             "cluster_seconds": round(cluster_seconds, 2),
