@@ -3,12 +3,10 @@
 the default cluster, and bad files answered with one line naming the file,
 the key and the problem. No guest boots."""
 
-import tempfile
-import textwrap
 import unittest
 from pathlib import Path
 
-from clilib import cli
+from clilib import FileCase, cli
 from devmemsim import addressing, cluster, clusterfile
 from devmemsim.build import Artifacts
 from devmemsim.errors import UsageError
@@ -18,16 +16,7 @@ CLUSTERS = ROOT / "configs" / "cluster"
 NODE_CONFIGS = ROOT / "configs" / "node"
 
 
-class ClusterFile(unittest.TestCase):
-    def setUp(self):
-        self.dir = tempfile.TemporaryDirectory()
-        self.addCleanup(self.dir.cleanup)
-
-    def write(self, text: str) -> str:
-        path = Path(self.dir.name) / "cluster.toml"
-        path.write_text(textwrap.dedent(text))
-        return str(path)
-
+class ClusterFile(FileCase):
     def plan(self, text: str) -> clusterfile.Plan:
         return clusterfile.load(self.write(text))
 

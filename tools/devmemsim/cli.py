@@ -119,8 +119,9 @@ def add_kselftest_command(sub):
     k.add_argument("--kernel-tree", metavar="DIR", help="build and run this kernel source tree (default: the pinned kernel)")
     k.add_argument("--config", action="append", default=[], metavar="FRAGMENT",
                    help="one more kernel config fragment for --kernel-tree (repeatable, in order)")
-    k.add_argument("--nodes", type=int, default=2, metavar="N", help="nodes to boot (default 2: node0 runs the "
+    k.add_argument("--nodes", type=int, metavar="N", help="nodes to boot (default 2: node0 runs the "
                    "tests, node1 is their ssh remote)")
+    kselftest.add_cluster_option(k)
     k.add_argument("--ktap", metavar="FILE", help="write the run as KTAP (one nested block per file)")
     k.add_argument("--junit", metavar="FILE", help="write JUnit XML (a testsuite per file, a testcase per case)")
     k.add_argument("--json", metavar="FILE", help="write a JSON summary; the consoles are kept beside it")
@@ -319,6 +320,9 @@ def cmd_demo(a) -> int:
 
 
 def cmd_kselftest(a) -> int:
+    if a.cluster and a.nodes is not None:
+        raise UsageError("--nodes: not with --cluster (the cluster file says it)")
+    a.nodes = 2 if a.nodes is None else a.nodes
     if not 2 <= a.nodes <= MAX_NODES:
         raise UsageError(f"--nodes {a.nodes}: must be 2..{MAX_NODES} (node0 runs the tests, node1 is the remote)")
     fragments = []
@@ -332,10 +336,13 @@ def cmd_kselftest(a) -> int:
             raise UsageError(f"--{opt} {out}: no such directory {Path(out).parent}")
     if fragments and not a.kernel_tree:
         raise UsageError("--config needs --kernel-tree (the pinned kernel's configuration is fixed)")
+    plan = kselftest.cluster_plan(a.cluster, a.nodes)
+    if a.cluster:
+        check_configs([(str(n.config), list(n.sets)) for n in plan.nodes])
     tree = build.tree_dir(Path(a.kernel_tree)) if a.kernel_tree else None
     files = kselftest.resolve(tree or build.linux_source(), a.tests)
     kbuild = build.build_kselftest(tree, fragments)
-    return kselftest.run(kbuild, files, a.nodes, kselftest.Outputs(a.ktap or "", a.junit or "", a.json or ""))
+    return kselftest.run(kbuild, files, plan, kselftest.Outputs(a.ktap or "", a.junit or "", a.json or ""))
 
 
 def cmd_test(a) -> int:
