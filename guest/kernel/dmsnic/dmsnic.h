@@ -471,6 +471,17 @@ int dmsnic_xdp_xmit(struct net_device *netdev, int n,
 void dmsnic_xdp_init_netdev(struct net_device *netdev);
 void dmsnic_xdp_count(struct dmsnic_qp *qp, u64 *counter);
 void dmsnic_xdp_count_rx(struct dmsnic_qp *qp, u32 len, u16 flags);
+
+/* What an XDP verdict does with a frame, per kind of buffer. */
+struct dmsnic_xdp_buf_ops {
+	void (*pass)(struct dmsnic_qp *qp, struct xdp_buff *xdp);
+	bool (*tx)(struct dmsnic_qp *qp, struct xdp_buff *xdp);
+	void (*free)(struct xdp_buff *xdp);
+};
+
+void dmsnic_xdp_act(struct dmsnic_qp *qp, struct bpf_prog *prog,
+		    struct xdp_buff *xdp, u32 act,
+		    const struct dmsnic_xdp_buf_ops *ops);
 bool dmsnic_xdp_tx_frame(struct dmsnic_qp *qp, struct xdp_frame *xdpf,
 			 bool pool);
 

@@ -205,33 +205,25 @@ static void dmsnic_xdp_pass(struct dmsnic_qp *qp, struct xdp_buff *xdp)
 	napi_gro_receive(&qp->napi, skb);
 }
 
-static bool dmsnic_xdp_tx(struct dmsnic_qp *qp, struct xdp_buff *xdp);
-
-/* Run the program on the frame assembled from SOP to EOP. */
-static void dmsnic_xdp_run(struct dmsnic_qp *qp)
+/*
+ * Count PROG's verdict ACT on XDP and carry it out; OPS does what depends
+ * on the buffer's kind (a page-pool frame here, an XSK frame in
+ * dmsnic_xsk.c). ops->tx frees the buffer itself when it fails.
+ */
+void dmsnic_xdp_act(struct dmsnic_qp *qp, struct bpf_prog *prog,
+		    struct xdp_buff *xdp, u32 act,
+		    const struct dmsnic_xdp_buf_ops *ops)
 {
-	struct bpf_prog *prog = READ_ONCE(qp->priv->xdp_prog);
 	struct net_device *netdev = qp->priv->netdev;
 	struct dmsnic_xdp_stats *st = &qp->xdp_stats;
-	struct xdp_buff *xdp = &qp->rx.xb.ctx.xdp;
-	u32 act = XDP_PASS;
 
-	dmsnic_xdp_count_rx(qp, xdp_get_buff_len(xdp),
-			    le16_to_cpu(qp->rx.xb.sop.flags));
-	/* A frame in flight when a single-buffer program replaced one
-	 * that takes frags; the MTU keeps any other from being split.
-	 */
-	if (prog && xdp_buff_has_frags(xdp) && !prog->aux->xdp_has_frags)
-		goto drop;
-	if (prog)
-		act = bpf_prog_run_xdp(prog, xdp);
 	switch (act) {
 	case XDP_PASS:
 		dmsnic_xdp_count(qp, &st->pass);
-		dmsnic_xdp_pass(qp, xdp);
+		ops->pass(qp, xdp);
 		return;
 	case XDP_TX:
-		if (dmsnic_xdp_tx(qp, xdp)) {
+		if (ops->tx(qp, xdp)) {
 			dmsnic_xdp_count(qp, &st->tx);
 			return;
 		}
@@ -246,7 +238,7 @@ static void dmsnic_xdp_run(struct dmsnic_qp *qp)
 		}
 		trace_xdp_exception(netdev, prog, act);
 		dmsnic_xdp_count(qp, &st->redirect_errors);
-		dmsnic_xdp_put_buff(xdp, true);
+		ops->free(xdp);
 		return;
 	default:
 		bpf_warn_invalid_xdp_action(netdev, prog, act);
@@ -254,13 +246,43 @@ static void dmsnic_xdp_run(struct dmsnic_qp *qp)
 	case XDP_ABORTED:
 		trace_xdp_exception(netdev, prog, act);
 		dmsnic_xdp_count(qp, &st->aborted);
-		break;
+		fallthrough;
 	case XDP_DROP:
-		break;
+		dmsnic_xdp_count(qp, &st->drop);
+		ops->free(xdp);
 	}
-drop:
-	dmsnic_xdp_count(qp, &st->drop);
+}
+
+static bool dmsnic_xdp_tx(struct dmsnic_qp *qp, struct xdp_buff *xdp);
+
+static void dmsnic_xdp_free(struct xdp_buff *xdp)
+{
 	dmsnic_xdp_put_buff(xdp, true);
+}
+
+static const struct dmsnic_xdp_buf_ops dmsnic_xdp_page_ops = {
+	.pass = dmsnic_xdp_pass,
+	.tx = dmsnic_xdp_tx,
+	.free = dmsnic_xdp_free,
+};
+
+/* Run the program on the frame assembled from SOP to EOP. */
+static void dmsnic_xdp_run(struct dmsnic_qp *qp)
+{
+	struct bpf_prog *prog = READ_ONCE(qp->priv->xdp_prog);
+	struct xdp_buff *xdp = &qp->rx.xb.ctx.xdp;
+	u32 act = XDP_PASS;
+
+	dmsnic_xdp_count_rx(qp, xdp_get_buff_len(xdp),
+			    le16_to_cpu(qp->rx.xb.sop.flags));
+	/* A frame in flight when a single-buffer program replaced one
+	 * that takes frags; the MTU keeps any other from being split.
+	 */
+	if (prog && xdp_buff_has_frags(xdp) && !prog->aux->xdp_has_frags)
+		act = XDP_DROP;
+	else if (prog)
+		act = bpf_prog_run_xdp(prog, xdp);
+	dmsnic_xdp_act(qp, prog, xdp, act, &dmsnic_xdp_page_ops);
 }
 
 /* dmsnic_rx_one() for a ring in the XDP layout. */

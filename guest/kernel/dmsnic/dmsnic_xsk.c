@@ -153,9 +153,9 @@ void dmsnic_xsk_rx_free(struct dmsnic_rx_ring *rx)
 	rx->xsk_bufs = NULL;
 }
 
-static void dmsnic_xsk_pass(struct dmsnic_qp *qp, struct xdp_buff *xdp,
-			    const struct dms_rx_cmpl *c)
+static void dmsnic_xsk_pass(struct dmsnic_qp *qp, struct xdp_buff *xdp)
 {
+	const struct dms_rx_cmpl *c = ((struct dmsnic_xdp_ctx *)xdp)->sop;
 	struct sk_buff *skb = xdp_build_skb_from_zc(xdp);
 
 	if (!skb) {
@@ -179,13 +179,17 @@ static bool dmsnic_xsk_tx(struct dmsnic_qp *qp, struct xdp_buff *xdp)
 	return dmsnic_xdp_tx_frame(qp, xdpf, false);
 }
 
+static const struct dmsnic_xdp_buf_ops dmsnic_xsk_buf_ops = {
+	.pass = dmsnic_xsk_pass,
+	.tx = dmsnic_xsk_tx,
+	.free = xsk_buff_free,
+};
+
 /* Run the program on a frame in one XSK frame and act on its verdict. */
 static void dmsnic_xsk_run(struct dmsnic_qp *qp, struct xdp_buff *xdp,
 			   const struct dms_rx_cmpl *c, u32 len)
 {
 	struct bpf_prog *prog = READ_ONCE(qp->priv->xdp_prog);
-	struct net_device *netdev = qp->priv->netdev;
-	struct dmsnic_xdp_stats *st = &qp->xdp_stats;
 	u32 act = XDP_PASS;
 
 	XSK_CHECK_PRIV_TYPE(struct dmsnic_xdp_ctx);
@@ -195,40 +199,7 @@ static void dmsnic_xsk_run(struct dmsnic_qp *qp, struct xdp_buff *xdp,
 	dmsnic_xdp_count_rx(qp, len, le16_to_cpu(c->flags));
 	if (prog)
 		act = bpf_prog_run_xdp(prog, xdp);
-	switch (act) {
-	case XDP_REDIRECT:
-		if (!xdp_do_redirect(netdev, xdp, prog)) {
-			qp->xdp_redirected = true;
-			dmsnic_xdp_count(qp, &st->redirect);
-			return;
-		}
-		trace_xdp_exception(netdev, prog, act);
-		dmsnic_xdp_count(qp, &st->redirect_errors);
-		xsk_buff_free(xdp);
-		return;
-	case XDP_PASS:
-		dmsnic_xdp_count(qp, &st->pass);
-		dmsnic_xsk_pass(qp, xdp, c);
-		return;
-	case XDP_TX:
-		if (dmsnic_xsk_tx(qp, xdp)) {
-			dmsnic_xdp_count(qp, &st->tx);
-			return;
-		}
-		trace_xdp_exception(netdev, prog, act);
-		dmsnic_xdp_count(qp, &st->tx_errors);
-		return;
-	default:
-		bpf_warn_invalid_xdp_action(netdev, prog, act);
-		fallthrough;
-	case XDP_ABORTED:
-		trace_xdp_exception(netdev, prog, act);
-		dmsnic_xdp_count(qp, &st->aborted);
-		fallthrough;
-	case XDP_DROP:
-		dmsnic_xdp_count(qp, &st->drop);
-		xsk_buff_free(xdp);
-	}
+	dmsnic_xdp_act(qp, prog, xdp, act, &dmsnic_xsk_buf_ops);
 }
 
 static struct xdp_buff *dmsnic_xsk_take(struct dmsnic_rx_ring *rx, u16 id)
