@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 from . import stats, topology
 from .errors import UsageError
-from .transfer import Transfer, fabric_counters
+from .transfer import COUNTER_COLUMNS, VERIFIED_COLUMN, Transfer, fabric_counters, text_table
 
 PATTERNS = ("ring", "pairs", "all-to-all")
 BASE_PORT = 5201  # transfer j of a step listens on BASE_PORT + j
@@ -173,15 +173,18 @@ def run(cl, mode: str, nbytes: int, steps: list) -> tuple:
     return transfers, nodes
 
 
+COLUMNS = (
+    ("mode", "{:<8}", lambda r: r["mode"]),
+    ("step", "{:>4} ", lambda r: str(r["step"])),
+    ("node", "{:<9}", lambda r: r["node"]),
+    ("sent B", "{:>11}", lambda r: str(r["sent_bytes"])),
+    ("received B", "{:>12}", lambda r: str(r["received_bytes"])),
+    *COUNTER_COLUMNS,
+    ("rx Mbit/s", "{:>11}", lambda r: f"{r['rx_throughput_bps'] / 1e6:.1f}"),
+    VERIFIED_COLUMN,
+)
+
+
 def table(rows: list) -> str:
     """The node rows: per mode and step, each node's counters."""
-    head = (f"{'mode':<8}{'step':>4} {'node':<9}{'sent B':>11}{'received B':>12}{'root complex B':>16}"
-            f"{'P2P switch B':>14}{'RC/payload':>12}{'rx Mbit/s':>11}  verified")
-    out = [head, "-" * len(head)]
-    for r in rows:
-        ratio = r["root_complex_per_payload_byte"]
-        out.append(f"{r['mode']:<8}{r['step']:>4} {r['node']:<9}{r['sent_bytes']:>11}{r['received_bytes']:>12}"
-                   f"{r['root_complex_bytes']:>16}{r['p2p_bytes']:>14}"
-                   f"{(f'{ratio:.3f}' if ratio is not None else '-'):>12}"
-                   f"{r['rx_throughput_bps'] / 1e6:>11.1f}  {'yes' if r['verified'] else 'NO'}")
-    return "\n".join(out)
+    return text_table(COLUMNS, rows)

@@ -119,14 +119,17 @@ def _collective(cl: Cluster, mib: int, mtu: int, modes, pattern: str, steps: lis
             "transfers": transfers, "runs": runs, "table": text}
 
 
+COLUMNS = (
+    ("mode", "{:<8}", lambda r: r["mode"]),
+    ("dir", "{:<4}", lambda r: r["direction"]),
+    ("node", "{:<7}", lambda r: r["node"]),
+    ("payload B", "{:>12}", lambda r: str(r["payload_bytes"])),
+    *transfer.COUNTER_COLUMNS,
+    ("Mbit/s", "{:>9}", lambda r: f"{r['throughput_bps'] / 1e6:.1f}"),
+    transfer.VERIFIED_COLUMN,
+)
+
+
 def table(runs: list) -> str:
-    head = (f"{'mode':<8}{'dir':<4}{'node':<7}{'payload B':>12}{'root complex B':>16}"
-            f"{'P2P switch B':>14}{'RC/payload':>12}{'Mbit/s':>9}  verified")
-    rows = [head, "-" * len(head)]
-    for r in runs:
-        ratio = r["root_complex_per_payload_byte"]
-        rows.append(f"{r['mode']:<8}{r['direction']:<4}{r['node']:<7}{r['payload_bytes']:>12}"
-                    f"{r['root_complex_bytes']:>16}{r['p2p_bytes']:>14}"
-                    f"{(f'{ratio:.3f}' if ratio is not None else '-'):>12}"
-                    f"{r['throughput_bps'] / 1e6:>9.1f}  {'yes' if r['verified'] else 'NO'}")
-    return "\n".join(rows)
+    """The run rows: per mode, each node's direction and counters."""
+    return transfer.text_table(COLUMNS, runs)

@@ -199,3 +199,27 @@ def transfer(cl, mode: str, nbytes: int, sender: str = "node0", receiver: str = 
     return [_run_row(mode, "tx", sender, cres, counters[sender], cres["bytes"], verified, t.links[sender]),
             _run_row(mode, "rx", receiver, sres, counters[receiver], sres["bytes"], verified,
                      t.links[receiver])]
+
+
+def text_table(columns, rows: list) -> str:
+    """Rows (dicts) under a heading and a rule. A column is (heading,
+    template, cell): the template (str.format, one field) lays out both the
+    heading and cell(row), a string."""
+    head = "".join(template.format(heading) for heading, template, _ in columns)
+    lines = ["".join(template.format(cell(r)) for _, template, cell in columns) for r in rows]
+    return "\n".join([head, "-" * len(head), *lines])
+
+
+def _ratio(r) -> str:
+    ratio = r["root_complex_per_payload_byte"]
+    return f"{ratio:.3f}" if ratio is not None else "-"
+
+
+# The columns of every transfer table: the node's fabric counters, and at
+# the end whether the receiving GPU's CRC matched.
+COUNTER_COLUMNS = (
+    ("root complex B", "{:>16}", lambda r: str(r["root_complex_bytes"])),
+    ("P2P switch B", "{:>14}", lambda r: str(r["p2p_bytes"])),
+    ("RC/payload", "{:>12}", _ratio),
+)
+VERIFIED_COLUMN = ("verified", "  {}", lambda r: "yes" if r["verified"] else "NO")
