@@ -8,7 +8,7 @@ import sys
 import time
 from pathlib import Path
 
-from . import build, clusterfile, collective, conformance, demo, fidelity, kselftest, sim, stats, sweep
+from . import build, clusterfile, collective, conformance, demo, fidelity, kselftest, sim, srun, stats, sweep
 from .addressing import MAX_NODES
 from .build import build_all, build_for_tests, build_lock, build_model
 from .cluster import Cluster, Machine, list_clusters, node_config
@@ -32,6 +32,9 @@ def add_cluster_file_options(p):
                    help="cluster file (TOML: nodes, their hardware, networks; configs/cluster/example.toml)")
     p.add_argument("--pcap", metavar="DIR",
                    help="record every node's data-link traffic in DIR/NODE-NETWORK.pcap (QEMU's filter-dump)")
+    p.add_argument("--srun", action="store_true",
+                   help="inside a Slurm allocation (salloc, sbatch): start each node's QEMU as a job step "
+                        "(srun) on the job's hosts, round robin or the node's own host")
 
 
 def add_node_options(p):
@@ -188,14 +191,17 @@ def check_pcap(a) -> str:
 
 def check_node_options(a) -> clusterfile.Plan:
     check_pcap(a)
+    alloc = srun.allocation() if a.srun else None
     plan = cluster_plan(a)
+    a.steps = srun.place(plan, alloc) if alloc else None
     if a.cluster:
         check_configs([(str(n.config), list(n.sets)) for n in plan.nodes])
     return plan
 
 
 def machine(a, compare_nics: bool = False) -> Machine:
-    return Machine(accel=a.accel, pcap=check_pcap(a), compare_nics=compare_nics, trace=tuple(a.trace))
+    return Machine(accel=a.accel, pcap=check_pcap(a), compare_nics=compare_nics, trace=tuple(a.trace),
+                   srun=a.steps)
 
 
 def cmd_build(a) -> int:
@@ -304,6 +310,7 @@ def cmd_status(a) -> int:
 
 def cmd_demo(a) -> int:
     plan = None
+    alloc = srun.allocation() if a.srun else None
     if a.cluster:
         plan = cluster_plan(a)
         if len(plan.nodes) < 2:
@@ -316,7 +323,9 @@ def cmd_demo(a) -> int:
                 raise UsageError(f"--mtu {a.mtu}: the transfers cross network {net.name!r}, a VDE switch, which "
                                  f"carries an MTU of {clusterfile.SWITCH_MTU} at most (--mtu {clusterfile.SWITCH_MTU})")
     pcap = check_pcap(a)
-    return demo.run(a.mib, a.mtu, a.accel, a.json, a.mode, plan=plan, pcap=pcap, pattern=a.pattern or "")
+    steps = srun.place(plan or demo.default_plan(), alloc) if alloc else None
+    return demo.run(a.mib, a.mtu, a.accel, a.json, a.mode, plan=plan, pcap=pcap, pattern=a.pattern or "",
+                    steps=steps)
 
 
 def cmd_kselftest(a) -> int:

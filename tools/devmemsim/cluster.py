@@ -33,7 +33,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import addressing, clusterfile, remote, topology
+from . import addressing, clusterfile, remote, srun, topology
 from .agent import Agent
 from .build import Artifacts
 from .errors import Failure, UsageError, log
@@ -73,6 +73,7 @@ class Machine:
     pcap: str = ""  # a directory: every data link's traffic, one pcap per node and network
     compare_nics: bool = False  # two nodes: also e1000e and virtio-net links
     trace: tuple = ()  # QEMU -trace patterns; the output goes to NODE.log
+    srun: object = None  # srun.Placement: every node's QEMU a step of that job
 
 
 # TCG's CPU: QEMU's "max" without 5-level paging. With LA57 the guest kernel
@@ -306,6 +307,8 @@ class Cluster:
         raise Failure(f"vde_switch of network {network!r} did not start (exit {res.returncode}); see {logpath}")
 
     def _start(self, art: Artifacts, spec: NodeSpec, plan: clusterfile.Plan, machine: Machine):
+        if machine.srun:
+            return self._start_step(art, spec, plan, machine)
         if spec.node.host:
             there = remote.RemoteNode(self.dir, spec.name, spec.node.host)
             argv = qemu_argv(art, there.dir, spec, plan, machine, there.dir / f"{spec.name}.toml")
@@ -323,6 +326,13 @@ class Cluster:
             logf.close()
         (self.dir / f"{spec.name}.pid").write_text(str(p.pid))
         return p
+
+    def _start_step(self, art: Artifacts, spec: NodeSpec, plan: clusterfile.Plan, machine: Machine):
+        """The node's QEMU as a step of the Slurm job (srun.py)."""
+        step = srun.Step.planned(self.dir, self.name, spec.name, machine.srun)
+        argv = qemu_argv(art, step.dir, spec, plan, machine, None if step.local else step.dir / f"{spec.name}.toml")
+        (self.dir / f"{spec.name}.cmdline").write_text(" ".join(step.srun_argv(argv, spec.node.smp)) + "\n")
+        return step.start(argv, spec.node.smp, qemu_env(), spec.config, machine.pcap)
 
     def _check_started(self, specs: list) -> None:
         """A bad device or option makes QEMU exit at once: report its stderr."""
@@ -393,9 +403,19 @@ class Cluster:
                         + (f" on {there.host}" if there else ""))
                 if there:
                     there.kill()
-                os.kill(pid, signal.SIGKILL)
+                step = srun.Step.recorded(self.dir, node)
+                if step:
+                    step.end(0)  # scancel JOB.STEP: srun first would leave the step
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except OSError:
+                    pass
             if there:
                 there.fetch()
+        for node in self.node_names():
+            step = srun.Step.recorded(self.dir, node)
+            if step:
+                step.end()
         for vde in self.dir.glob("vde-*.pid"):
             try:
                 os.kill(int(vde.read_text()), signal.SIGTERM)
@@ -477,7 +497,9 @@ class Cluster:
 
     def status(self) -> list:
         hosts = {n["name"]: n.get("host", "") for n in self.plan()["nodes"]}
-        return [{"node": n, "pid": self.pid(n), "dir": str(self.dir), **({"host": hosts[n]} if hosts.get(n) else {})}
+        steps = {n: srun.Step.recorded(self.dir, n) for n in self.node_names()}
+        return [{"node": n, "pid": self.pid(n), "dir": str(self.dir), **({"host": hosts[n]} if hosts.get(n) else {}),
+                 **(steps[n].status() if steps[n] else {})}
                 for n in self.node_names()]
 
 
