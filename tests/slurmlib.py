@@ -5,13 +5,23 @@ and tests/guest/test_slurm_nodes.py start it. Its tools find it through
 SLURM_CONF=DIR/slurm.conf (OneNodeSlurm.env)."""
 
 import os
+import shutil
 import signal
 import socket
 import subprocess
+import sys
 import time
 from pathlib import Path
 
 DAEMONS = ("munged", "slurmctld", "slurmd", "sbatch", "squeue")
+
+
+def skip_without_slurm(*tools) -> None:
+    """Exit 77 (meson's skip) unless root, with the daemons and tools."""
+    missing = [d for d in (*DAEMONS, *tools) if not shutil.which(d)]
+    if missing or os.geteuid() != 0:
+        print(f"SKIP: needs root and {', '.join(missing) or 'Slurm'} (Debian: slurm-wlm, munge)")
+        sys.exit(77)
 
 SLURM_CONF = """ClusterName=dmstest
 SlurmctldHost={host}(127.0.0.1)

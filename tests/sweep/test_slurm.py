@@ -5,7 +5,6 @@ Run by meson with the dms-sim binary as the first argument."""
 
 import json
 import os
-import shutil
 import sys
 import tempfile
 import unittest
@@ -14,7 +13,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "cli"))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from clilib import cli  # noqa: E402
-from slurmlib import DAEMONS, OneNodeSlurm, wait_for  # noqa: E402
+from slurmlib import OneNodeSlurm, skip_without_slurm, wait_for  # noqa: E402
 from sweeplib import FOUR_POINTS, rows  # noqa: E402
 
 DMS_SIM = sys.argv.pop(1)
@@ -59,10 +58,7 @@ class Slurm(unittest.TestCase):
 
 
 def main():
-    missing = [d for d in DAEMONS if not shutil.which(d)]
-    if missing or os.geteuid() != 0:
-        print(f"SKIP: needs root and {', '.join(missing) or 'Slurm'} (Debian: slurm-wlm, munge)")
-        sys.exit(77)
+    skip_without_slurm()
     unittest.main(argv=sys.argv)
 
 
