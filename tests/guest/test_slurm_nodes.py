@@ -7,7 +7,8 @@ QEMU; inside an allocation (`salloc --no-shell`, then the CLI with its
 SLURM_JOB_ID) both nodes' QEMUs are steps of the job (squeue -s lists
 devmemsim-CLUSTER-NODE, QEMU's parent is slurmstepd), status shows them, a
 devmem transfer between the nodes is verified, and after stop no step and
-no QEMU is left. Needs root and Slurm (exit 77 otherwise). A few minutes
+no QEMU is left; `salloc ... devmemsim demo --srun` (the README's recipe)
+verifies its transfers. Needs root and Slurm (exit 77 otherwise). A few minutes
 under TCG."""
 
 import json
@@ -169,6 +170,18 @@ class SlurmNodes(unittest.TestCase):
         self.assertEqual(res.returncode, 0, res.stdout + res.stderr)
         self.assertNothingLeft(job, cl.dir)
         shutil.rmtree(cl.dir, ignore_errors=True)
+
+
+    def test_e_demo_under_salloc(self):
+        """The README's recipe: salloc runs the CLI inside its allocation."""
+        res = self.slurm.run("salloc", "--immediate=60", "-n1", "-c2", "--job-name=dms-srun-demo", str(LAUNCHER),
+                             "demo", "--cluster", str(self.dir / "smp1.toml"), "--srun", "--mode", "devmem",
+                             "--mib", "8")
+        self.assertEqual(res.returncode, 0, res.stdout + res.stderr + self.slurm.logs())
+        rows = [line for line in res.stdout.splitlines() if line.startswith("devmem ")]
+        self.assertEqual([row.split()[-1] for row in rows], ["yes", "yes"], res.stdout)
+        self.assertRegex(res.stderr, r"salloc: Granted job allocation \d+")
+        print("demo under salloc:", rows, flush=True)
 
 
 def main():
