@@ -10,8 +10,10 @@ same path as here: the other host runs as the same user and has the same
 cached QEMU, kernel and guest image and the same build tree (a shared or
 copied cache and checkout). One ssh process on this host forwards
 RUN/NAME/NODE.ctl and NODE.qmp to the QEMU's sockets there and lasts as
-long as that QEMU (it runs `tail --pid` there): its pid is NODE.pid here,
-so the agent, QMP, exec, stats, status and stop work as for a local node.
+long as that QEMU (its remote command, WATCH, waits for QEMU there): its
+pid is NODE.pid here, so the agent, QMP, exec, stats, status and stop work
+as for a local node. QEMU does not outlive that ssh: when its session ends
+(the ssh here killed, its connection closed), WATCH ends QEMU.
 RUN/NAME/NODE.remote says where the node runs (host, directory, QEMU pid).
 """
 
@@ -29,6 +31,20 @@ START_TIMEOUT = 30.0  # for QEMU's sockets there, and for the forwarded ones her
 # What a stopped node leaves on its host that this host's tools read:
 # the console, the counters written at power-off, QEMU's output (as NODE.qemu.log).
 FETCHED = (("console", "console"), ("stats.json", "stats.json"), ("log", "qemu.log"))
+# The forwarding ssh's remote command: it lasts as long as QEMU (pid {q}),
+# and ends QEMU when the session ends. Without a pty sshd sends no SIGHUP
+# and leaves the command running when the connection closes; it only
+# exits itself, so the command, whose parent it was, polls its parent.
+# QEMU runs in a session of its own (setsid), so nothing else ends it.
+WATCH = """q={q} p=$PPID
+while kill -0 $q 2>/dev/null; do
+  read -r _ _ _ pp _ </proc/$$/stat
+  if [ "$pp" != "$p" ]; then
+    kill -TERM $q; i=0
+    while kill -0 $q && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done; kill -KILL $q; exit 0
+  fi 2>/dev/null
+  sleep 1
+done"""
 
 
 def ssh_argv(host: str, *options) -> list:
@@ -113,7 +129,7 @@ echo $pid"""
         for sock in ("ctl", "qmp"):
             forwards += ["-L", f"{self.local_dir / f'{self.node}.{sock}'}:{self.dir / f'{self.node}.{sock}'}"]
         argv = [*ssh_argv(self.host, "-o", "ExitOnForwardFailure=yes", "-o", "StreamLocalBindUnlink=yes",
-                          *forwards), f"exec tail --pid={self.qemu_pid} -f /dev/null"]
+                          *forwards), "exec sh -c " + shlex.quote(WATCH.format(q=self.qemu_pid))]
         with open(self.local_dir / f"{self.node}.log", "w") as logf:
             p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=logf, stderr=subprocess.STDOUT,
                                  start_new_session=True)
