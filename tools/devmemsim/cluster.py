@@ -237,8 +237,11 @@ class Cluster:
         try:
             pid = int((self.dir / f"{node}.pid").read_text())
             os.kill(pid, 0)
-            return pid
-        except (OSError, ValueError):
+            # An exited process that its parent (often init, for a node
+            # whose CLI has exited) has not reaped yet is not running.
+            with open(f"/proc/{pid}/stat") as f:
+                return 0 if f.read().rsplit(")", 1)[1].split()[0] == "Z" else pid
+        except (OSError, ValueError, IndexError):
             return 0
 
     def running(self) -> bool:
