@@ -1,7 +1,9 @@
 """Nodes on other hosts (remote.py) without a guest or sshd: an "ssh" that
 runs its command here (DEVMEMSIM_SSH) stands for the host. Checks: the
-forwarding session's command ends QEMU when the session ends. Seconds."""
+forwarding session's command ends QEMU when the session ends; stop's
+kmemleak check reads a remote node's console on its host. Seconds."""
 
+import json
 import os
 import signal
 import subprocess
@@ -35,6 +37,10 @@ class RemoteNode(FileCase):
         self.there = remote.RemoteNode(self.cl.dir, "hb", "host-b")
         self.there.dir.mkdir(parents=True)
 
+    def record(self, pcap: str = "") -> None:
+        (self.cl.dir / "hb.remote").write_text(json.dumps({"host": "host-b", "dir": str(self.there.dir),
+                                                           "pid": 1, "pcap": pcap}))
+
     def test_session_end_ends_qemu(self):
         """The forwarding session's command (its parent: sshd) ends QEMU
         when its parent goes, as when the ssh here is killed."""
@@ -55,6 +61,16 @@ class RemoteNode(FileCase):
         watch = subprocess.Popen(["sh", "-c", remote.WATCH.format(q=qemu.pid)])
         qemu.wait()
         self.assertEqual(watch.wait(timeout=10), 0)
+
+    def test_kmemleak_seen_on_the_nodes_host(self):
+        """stop scans kmemleak on a remote node whose console (there) says
+        its kernel has it, as on a local node."""
+        self.record()
+        console = self.there.dir / "hb.console"
+        console.write_text("[    0.1] booting\n")
+        self.assertFalse(self.cl._has_kmemleak("hb"))
+        console.write_text(f"[    0.1] booting\n[    2.0] {cluster.KMEMLEAK_BANNER}\n")
+        self.assertTrue(self.cl._has_kmemleak("hb"))
 
 
 if __name__ == "__main__":

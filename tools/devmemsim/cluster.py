@@ -426,6 +426,10 @@ class Cluster:
                 pass
 
     def _has_kmemleak(self, node: str) -> bool:
+        """Its kernel has kmemleak (says its console, here or on its host)."""
+        there = remote.RemoteNode.recorded(self.dir, node)
+        if there:
+            return there.console_has(KMEMLEAK_BANNER)
         try:
             with open(self.dir / f"{node}.console", errors="replace") as f:
                 return any(KMEMLEAK_BANNER in line for line in f)

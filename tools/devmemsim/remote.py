@@ -143,6 +143,11 @@ echo $pid"""
             time.sleep(0.1)
         return p
 
+    def console_has(self, text: str) -> bool:
+        """The node's console (on the host) has a line with text."""
+        console = shlex.quote(str(self.dir / f"{self.node}.console"))
+        return run(self.host, f"grep -qF -e {shlex.quote(text)} {console}", timeout=60.0).returncode == 0
+
     def kill(self) -> None:
         """Kill the QEMU on the host (a node that did not power off)."""
         if self.qemu_pid:
