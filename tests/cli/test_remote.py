@@ -1,7 +1,8 @@
 """Nodes on other hosts (remote.py) without a guest or sshd: an "ssh" that
 runs its command here (DEVMEMSIM_SSH) stands for the host. Checks: the
 forwarding session's command ends QEMU when the session ends; stop's
-kmemleak check reads a remote node's console on its host. Seconds."""
+kmemleak check reads a remote node's console on its host; stop fetches a
+remote node's pcaps into the pcap directory here. Seconds."""
 
 import json
 import os
@@ -71,6 +72,19 @@ class RemoteNode(FileCase):
         self.assertFalse(self.cl._has_kmemleak("hb"))
         console.write_text(f"[    0.1] booting\n[    2.0] {cluster.KMEMLEAK_BANNER}\n")
         self.assertTrue(self.cl._has_kmemleak("hb"))
+
+    def test_fetch_brings_the_pcaps_here(self):
+        here = self.tmp / "pcaps"
+        here.mkdir()
+        self.record(str(here))
+        there = remote.RemoteNode.recorded(self.cl.dir, "hb")
+        there.pcap_dir.mkdir()
+        (there.pcap_dir / "hb-span.pcap").write_bytes(b"\xd4\xc3\xb2\xa1frames")
+        (self.there.dir / "hb.console").write_text("console\n")
+        there.fetch()
+        self.assertEqual(sorted(p.name for p in here.iterdir()), ["hb-span.pcap"])
+        self.assertEqual((here / "hb-span.pcap").read_bytes(), b"\xd4\xc3\xb2\xa1frames")
+        self.assertEqual((self.cl.dir / "hb.console").read_text(), "console\n")
 
 
 if __name__ == "__main__":

@@ -16,12 +16,14 @@ data network the plan gives it:
 A node with a host runs there (remote.py: ssh, and ssh's forwarding of its
 NODE.ctl and NODE.qmp to this host).
 With a pcap directory, QEMU's filter-dump writes every linked NIC's traffic
-to DIR/NODE-NETWORK.pcap.
+to DIR/NODE-NETWORK.pcap (a node on another host: in its run directory
+there, which stop copies into DIR).
 The QEMU processes of all nodes start at once and boot in parallel.
 The management NIC is -netdev user,restrict=on (no way out of the host);
 its only host forward is 127.0.0.1:<port> -> guest port 22.
 """
 
+import dataclasses
 import io
 import json
 import os
@@ -314,7 +316,9 @@ class Cluster:
             return self._start_step(art, spec, plan, machine)
         if spec.node.host:
             there = remote.RemoteNode(self.dir, spec.name, spec.node.host)
-            argv = qemu_argv(art, there.dir, spec, plan, machine, there.dir / f"{spec.name}.toml")
+            # Its pcaps stay in its run directory there until stop fetches them.
+            m = dataclasses.replace(machine, pcap=str(there.pcap_dir) if machine.pcap else "")
+            argv = qemu_argv(art, there.dir, spec, plan, m, there.dir / f"{spec.name}.toml")
             (self.dir / f"{spec.name}.cmdline").write_text(" ".join(argv) + "\n")
             p = there.start(argv, qemu_env(), spec.config, machine.pcap)
             (self.dir / f"{spec.name}.pid").write_text(str(p.pid))

@@ -14,7 +14,9 @@ long as that QEMU (its remote command, WATCH, waits for QEMU there): its
 pid is NODE.pid here, so the agent, QMP, exec, stats, status and stop work
 as for a local node. QEMU does not outlive that ssh: when its session ends
 (the ssh here killed, its connection closed), WATCH ends QEMU.
-RUN/NAME/NODE.remote says where the node runs (host, directory, QEMU pid).
+RUN/NAME/NODE.remote says where the node runs (host, directory, QEMU pid,
+and the pcap directory here). With --pcap, QEMU writes its pcaps into
+host-NODE/pcap/ there, which stop copies into the pcap directory here.
 """
 
 import json
@@ -45,6 +47,7 @@ while kill -0 $q 2>/dev/null; do
   fi 2>/dev/null
   sleep 1
 done"""
+PCAP_DIR = "pcap"  # in host-NODE/: where a remote node's QEMU writes its pcaps
 
 
 def ssh_argv(host: str, *options) -> list:
@@ -87,9 +90,9 @@ class RemoteNode:
         self.record = local_dir / f"{node}.remote"
         if not host and self.record.exists():
             saved = json.loads(self.record.read_text())
-            host, self.qemu_pid = saved["host"], saved["pid"]
+            host, self.qemu_pid, self.pcap = saved["host"], saved["pid"], saved.get("pcap", "")
         else:
-            self.qemu_pid = 0
+            self.qemu_pid, self.pcap = 0, ""
         self.host = host
         self.dir = local_dir / f"host-{node}"  # on the host
 
@@ -98,14 +101,21 @@ class RemoteNode:
         """The RemoteNode of a node that runs on another host, else None."""
         return RemoteNode(local_dir, node) if (local_dir / f"{node}.remote").exists() else None
 
+    @property
+    def pcap_dir(self) -> Path:
+        """Where the node's QEMU writes its pcaps (on the host)."""
+        return self.dir / PCAP_DIR
+
     def start(self, argv: list, env: dict, config: Path, pcap: str) -> subprocess.Popen:
-        """Start QEMU (argv, its paths in self.dir) on the host with this
-        host's node configuration, then the forwarding ssh; returns that."""
+        """Start QEMU (argv, its paths in self.dir, its pcaps in
+        self.pcap_dir) on the host with this host's node configuration, then
+        the forwarding ssh; returns that. pcap: where stop copies the pcaps."""
         n, d = self.node, shlex.quote(str(self.dir))
         lib = shlex.quote(env.get("LD_LIBRARY_PATH", ""))
+        self.pcap = pcap
         script = f"""
 rm -rf {d} && mkdir -p -m 700 {d} && cd {d} && cat >{n}.toml || exit 1
-{f'mkdir -p {shlex.quote(pcap)} || exit 1' if pcap else ''}
+{f'mkdir {PCAP_DIR} || exit 1' if pcap else ''}
 LD_LIBRARY_PATH={lib} setsid {shlex.join(argv)} </dev/null >{n}.log 2>&1 &
 pid=$!
 echo $pid >{n}.pid
@@ -121,7 +131,8 @@ echo $pid"""
             err = res.stderr.decode(errors="replace").strip()
             raise Failure(f"{n}: starting QEMU on host {self.host!r} failed: {err or 'no message'}")
         self.qemu_pid = int(res.stdout.split()[-1])
-        self.record.write_text(json.dumps({"host": self.host, "dir": str(self.dir), "pid": self.qemu_pid}) + "\n")
+        saved = {"host": self.host, "dir": str(self.dir), "pid": self.qemu_pid, "pcap": self.pcap}
+        self.record.write_text(json.dumps(saved) + "\n")
         return self._forward()
 
     def _forward(self) -> subprocess.Popen:
@@ -154,11 +165,29 @@ echo $pid"""
             run(self.host, f"kill -KILL {self.qemu_pid} 2>/dev/null || true", timeout=60.0)
 
     def fetch(self) -> None:
-        """Copy what a stopped node left on its host (FETCHED) here."""
+        """Copy what a stopped node left on its host (FETCHED) here, and
+        its pcaps into the pcap directory."""
         for there, here in FETCHED:
-            res = run(self.host, f"cat {shlex.quote(str(self.dir / f'{self.node}.{there}'))}", timeout=120.0)
-            if res.returncode == 0:
-                (self.local_dir / f"{self.node}.{here}").write_bytes(res.stdout)
+            self._copy(self.dir / f"{self.node}.{there}", self.local_dir / f"{self.node}.{here}")
+        if self.pcap:
+            res = run(self.host, f"cd {shlex.quote(str(self.pcap_dir))} && ls", timeout=60.0)
+            for name in res.stdout.decode(errors="replace").split() if res.returncode == 0 else ():
+                if name.endswith(".pcap"):
+                    self._copy(self.pcap_dir / name, Path(self.pcap) / name)
+
+    def _copy(self, there: Path, here: Path) -> None:
+        """A file on the host to here (streamed: a pcap may be large)."""
+        part = here.with_name(here.name + ".part")
+        with open(part, "wb") as f:
+            try:
+                status = subprocess.run([*ssh_argv(self.host), "cat " + shlex.quote(str(there))], stdout=f,
+                                        stderr=subprocess.DEVNULL, timeout=600.0).returncode
+            except subprocess.TimeoutExpired:
+                status = -1
+        if status == 0:
+            part.replace(here)
+        else:
+            part.unlink()
 
     def remove(self) -> None:
         """Remove the node's run directory on its host."""
