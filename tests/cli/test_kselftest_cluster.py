@@ -87,6 +87,20 @@ class Roles(FileCase):
         self.assertRefused(path, f"{path}: node.node0.networks: the first node runs the selftests on its NIC 0, which is "
                                  "on no network (their ssh remote must be on that NIC's network)")
 
+    def test_node_configuration_checked_first(self):
+        """A node's configuration the model refuses: one line, the same from
+        kselftest and conformance, before anything is built or booted."""
+        path = self.write('[nodes]\ncount = 2\n[node.node1]\nset = ["nic.bogus=1"]\n')
+        errors = set()
+        for cmd in (["kselftest", "--cluster", path, "hw/devmem.py"], ["conformance", "--cluster", path, "--output", "-"]):
+            with self.subTest(cmd=cmd[0]):
+                res = cli(*cmd, timeout=120)
+                self.assertEqual(res.returncode, 2, res.stdout + res.stderr)
+                self.assertEqual(len(res.stderr.strip().splitlines()), 1, res.stderr)
+                self.assertTrue(res.stderr.startswith("devmemsim: --set nic.bogus=1: nic.bogus: unknown key"), res.stderr)
+                errors.add(res.stderr)
+        self.assertEqual(len(errors), 1, errors)
+
     def test_refusals(self):
         four = str(CLUSTERS / "four.toml")
         res = cli("kselftest", "--cluster", four, "--nodes", "2", "hw/devmem.py", timeout=60)

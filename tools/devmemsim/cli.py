@@ -179,6 +179,15 @@ def check_configs(configs: list) -> None:
         node_config(config, sets)
 
 
+def check_plan_configs(plan: clusterfile.Plan) -> None:
+    """check_configs() of every node of a cluster file's plan."""
+    check_configs([(str(n.config), list(n.sets)) for n in plan.nodes])
+
+
+def cmd_conformance(a) -> int:
+    return conformance.run(a, check_plan_configs)
+
+
 def check_pcap(a) -> str:
     """--pcap DIR as an absolute path ("" without it)."""
     if not a.pcap:
@@ -347,7 +356,7 @@ def cmd_kselftest(a) -> int:
         raise UsageError("--config needs --kernel-tree (the pinned kernel's configuration is fixed)")
     plan = kselftest.cluster_plan(a.cluster, a.nodes)
     if a.cluster:
-        check_configs([(str(n.config), list(n.sets)) for n in plan.nodes])
+        check_plan_configs(plan)
     tree = build.tree_dir(Path(a.kernel_tree)) if a.kernel_tree else None
     files = kselftest.resolve(tree or build.linux_source(), a.tests)
     kbuild = build.build_kselftest(tree, fragments)
@@ -384,7 +393,7 @@ COMMANDS = {
     "fidelity": fidelity.run,
     "test": cmd_test,
     "kselftest": cmd_kselftest,
-    "conformance": conformance.run,
+    "conformance": cmd_conformance,
 }
 
 

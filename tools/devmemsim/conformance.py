@@ -329,7 +329,9 @@ def fresh_run(json_path: Path, plan) -> dict:
     return load_run(json_path)
 
 
-def run(a) -> int:
+def run(a, check_plan=None) -> int:
+    """check_plan(plan): checks a cluster file's node configurations
+    before anything is built (the CLI's, with the model's schema)."""
     if a.output != "-" and not Path(a.output).resolve().parent.is_dir():
         raise UsageError(f"--output {a.output}: no such directory")
     if a.check and a.output == "-":
@@ -337,6 +339,8 @@ def run(a) -> int:
     if a.cluster and a.run_json:
         raise UsageError("--cluster: not with --from (the run is read, not made)")
     plan = None if a.run_json else kselftest.cluster_plan(a.cluster, 2)
+    if a.cluster and check_plan:
+        check_plan(plan)
     reasons = load_reasons(Path(a.reasons))
     runs = [load_run(Path(p)) for p in a.run_json] or [fresh_run(Path(a.json), plan)]
     run_data = merge_runs(runs)
