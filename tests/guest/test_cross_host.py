@@ -8,12 +8,16 @@ reaches through ssh's socket forwarding. Their data network is a multicast
 one (VDE's vxvde) on the veth. Checks: hb's QEMU runs in namespace B;
 exec, stats and status reach it; the nodes ping each other; a devmem
 transfer between their GPUs at MTU 9000 is verified and crossed the veth;
-an unreachable host is one line. Needs root, ip, sshd and ssh-keygen
-(exit 77 otherwise). A few minutes under TCG."""
+an unreachable host is one line; a killed forwarding ssh ends hb's QEMU
+there. Then `demo --cluster` on such a cluster, through the CLI with
+--pcap: verified, and hb's pcap, fetched from host B at stop, holds the
+transfer's TCP stream. Needs root, ip, sshd and ssh-keygen (exit 77
+otherwise). A few minutes under TCG."""
 
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -21,9 +25,9 @@ import time
 import unittest
 from pathlib import Path
 
-from guestlib import complaints
+from guestlib import complaints, tcp_payloads
 from clilib import LAUNCHER
-from devmemsim import demo
+from devmemsim import clusterfile, demo
 from devmemsim.cluster import Cluster
 from devmemsim.transfer import transfer
 
@@ -122,33 +126,57 @@ def remove_hosts(d: Path) -> None:
     shutil.rmtree(d, ignore_errors=True)
 
 
+DIR = Path(tempfile.mkdtemp(prefix="dms-xh-"))
+
+
+def setUpModule():
+    (DIR / "cluster.toml").write_text(CLUSTER.format(host="host-b"))
+    try:
+        make_hosts(DIR)
+    except BaseException:
+        remove_hosts(DIR)
+        raise
+
+
+def tearDownModule():
+    remove_hosts(DIR)
+
+
+def cli(*args, timeout=600):
+    """`devmemsim ARGS` on host A."""
+    env = {**os.environ, "DEVMEMSIM_SSH": f"ssh -F {DIR / 'ssh_config'}"}
+    return subprocess.run(["ip", "netns", "exec", NS[0], str(LAUNCHER), *args], env=env, text=True,
+                          capture_output=True, timeout=timeout)
+
+
+def qemu_in(ns: str) -> list:
+    """The QEMU processes in namespace ns (pids)."""
+    pids = subprocess.run(["ip", "netns", "pids", ns], capture_output=True, text=True).stdout.split()
+    out = []
+    for pid in pids:
+        try:
+            if Path(f"/proc/{pid}/comm").read_text().startswith("qemu-system"):
+                out.append(int(pid))
+        except OSError:
+            pass
+    return out
+
+
 class CrossHost(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.dir = Path(tempfile.mkdtemp(prefix="dms-xh-"))
-        cls.env = {**os.environ, "DEVMEMSIM_SSH": f"ssh -F {cls.dir / 'ssh_config'}"}
-        try:
-            make_hosts(cls.dir)
-            (cls.dir / "cluster.toml").write_text(CLUSTER.format(host="host-b"))
-            res = cls.cli("boot", "--name", NAME, "--cluster", str(cls.dir / "cluster.toml"), timeout=1800)
-            if res.returncode:
-                raise RuntimeError(f"boot failed:\n{res.stdout}\n{res.stderr}")
-        except BaseException:
-            cls.cli("stop", "--name", NAME, timeout=300)
-            remove_hosts(cls.dir)
-            raise
+        res = cli("boot", "--name", NAME, "--cluster", str(DIR / "cluster.toml"), "--pcap", str(DIR / "xpcap"),
+                  timeout=1800)
+        if res.returncode:
+            cli("stop", "--name", NAME, timeout=300)
+            raise RuntimeError(f"boot failed:\n{res.stdout}\n{res.stderr}")
 
     @classmethod
     def tearDownClass(cls):
-        res = cls.cli("stop", "--name", NAME, timeout=300)
+        res = cli("stop", "--name", NAME, timeout=300)
         print(res.stdout, res.stderr, flush=True)
-        remove_hosts(cls.dir)
 
-    @classmethod
-    def cli(cls, *args, timeout=600):
-        """`devmemsim ARGS` on host A."""
-        return subprocess.run(["ip", "netns", "exec", NS[0], str(LAUNCHER), *args], env=cls.env, text=True,
-                              capture_output=True, timeout=timeout)
+    cli = staticmethod(cli)
 
     def exec(self, node: str, script: str) -> str:
         res = self.cli("exec", "--name", NAME, node, "--", script, timeout=600)
@@ -193,7 +221,7 @@ class CrossHost(unittest.TestCase):
               f"{crossed} B left host A on the veth", flush=True)
 
     def test_e_unreachable_host_is_one_line(self):
-        path = self.dir / "gone.toml"
+        path = DIR / "gone.toml"
         path.write_text(CLUSTER.format(host="host-gone"))
         res = self.cli("boot", "--name", "xhost-gone", "--cluster", str(path), timeout=600)
         self.assertEqual(res.returncode, 1, res.stdout + res.stderr)
@@ -204,17 +232,62 @@ class CrossHost(unittest.TestCase):
         self.assertFalse(gone.running())
         shutil.rmtree(gone.dir, ignore_errors=True)  # boot keeps a failed cluster's run dir
 
-    def test_zz_no_kernel_complaints(self):
+    def test_f_remote_pcap_stays_on_its_host_until_stop(self):
+        """hb's QEMU writes its pcap in its run directory on host B, not
+        in --pcap DIR (which needs not exist there); stop fetches it."""
+        cl = Cluster(NAME)
+        self.assertIn(f"file={cl.dir}/host-hb/pcap/hb-span.pcap", (cl.dir / "hb.cmdline").read_text())
+        self.assertEqual(sorted(p.name for p in (DIR / "xpcap").iterdir()), ["ha-span.pcap"])
+
+    def test_y_no_kernel_complaints(self):
         for node in ("ha", "hb"):
             self.assertEqual(complaints(self.exec(node, "dmesg")), [])
+
+    def test_z_lost_forwarding_ssh_ends_remote_qemu(self):
+        """kill -9 of hb's forwarding ssh (last: hb is gone after it)."""
+        cl = Cluster(NAME)
+        qemu = json.loads((cl.dir / "hb.remote").read_text())["pid"]
+        self.assertEqual(qemu_in(NS[1]), [qemu])
+        os.kill(cl.pid("hb"), signal.SIGKILL)
+        started = time.monotonic()
+        while qemu_in(NS[1]) and time.monotonic() - started < 15:
+            time.sleep(0.2)
+        self.assertEqual(qemu_in(NS[1]), [], "hb's QEMU runs on without its ssh")
+        print(f"hb's QEMU ended {time.monotonic() - started:.1f} s after its ssh was killed", flush=True)
+        res = self.cli("status")
+        mine = [c for c in json.loads(res.stdout) if c["cluster"] == NAME]
+        self.assertEqual([(n["node"], bool(n["pid"])) for n in mine[0]["nodes"]], [("ha", True), ("hb", False)])
 
     def veth_bytes(self) -> int:
         return int(sh("ip", "netns", "exec", NS[0], "cat", f"/sys/class/net/{VETH}/statistics/tx_bytes"))
 
 
+class CrossHostDemo(unittest.TestCase):
+    """`demo --cluster` (after CrossHost's cluster is stopped: the same group)."""
+
+    def test_demo_with_a_remote_node(self):
+        out, pcap = DIR / "demo.json", DIR / "pcap"
+        res = cli("demo", "--cluster", str(DIR / "cluster.toml"), "--mode", "devmem", "--mib", str(NBYTES >> 20),
+                  "--json", str(out), "--pcap", str(pcap), timeout=1800)
+        self.assertEqual(res.returncode, 0, f"{res.stdout}\n{res.stderr}")
+        runs = json.loads(out.read_text())["runs"]
+        self.assertEqual([(r["direction"], r["node"], r["verified"]) for r in runs], [("tx", "ha", True), ("rx", "hb", True)])
+        self.assertEqual(qemu_in(NS[1]), [])
+        # hb's QEMU wrote its pcap on host B, in its run directory there
+        # (removed at stop): it is here only if stop fetched it.
+        self.assertEqual(sorted(p.name for p in pcap.iterdir()), ["ha-span.pcap", "hb-span.pcap"])
+        ha, hb = (n["nics"][0]["ipv4"].split("/")[0] for n in clusterfile.load(str(DIR / "cluster.toml")).to_json()["nodes"])
+        streams = tcp_payloads(pcap / "hb-span.pcap")
+        to_hb = [v for k, v in streams.items() if k[0] == ha and k[2:] == (hb, 5201) and v >= NBYTES]
+        self.assertEqual(len(to_hb), 1, streams)
+        print(f"demo ha -> hb: {runs[0]['throughput_bps'] / 1e6:.0f} Mbit/s, verified; hb's pcap fetched from host B, "
+              f"{(pcap / 'hb-span.pcap').stat().st_size} B, the transfer's stream {to_hb[0]} B of TCP payload", flush=True)
+
+
 def main():
     missing = [n for n in NEEDS if not shutil.which(n)]
     if missing or os.geteuid() != 0:
+        shutil.rmtree(DIR)
         print(f"SKIP: needs root and {', '.join(missing) or 'network namespaces'} (Debian: iproute2, openssh-server)")
         sys.exit(77)
     unittest.main(argv=sys.argv, verbosity=2)
