@@ -332,9 +332,9 @@ def cmd_demo(a) -> int:
                 raise UsageError(f"--mtu {a.mtu}: the transfers cross network {net.name!r}, a VDE switch, which "
                                  f"carries an MTU of {clusterfile.SWITCH_MTU} at most (--mtu {clusterfile.SWITCH_MTU})")
     pcap = check_pcap(a)
-    steps = srun.place(plan or demo.default_plan(), alloc) if alloc else None
+    placement = srun.place(plan or demo.default_plan(), alloc) if alloc else None
     return demo.run(a.mib, a.mtu, a.accel, a.json, a.mode, plan=plan, pcap=pcap, pattern=a.pattern or "",
-                    steps=steps)
+                    placement=placement)
 
 
 def cmd_kselftest(a) -> int:

@@ -49,22 +49,22 @@ def set_mtu(cl: Cluster, nodes, mtu: int, pair: int = 0) -> None:
                  f"ip link set \"$IF\" mtu {mtu}")
 
 
-def boot(accel: str, name: str, plan: clusterfile.Plan = None, pcap: str = "", steps=None) -> Cluster:
+def boot(accel: str, name: str, plan: clusterfile.Plan = None, pcap: str = "", placement=None) -> Cluster:
     """Build what is stale, then boot the cluster transfers run in (by
-    default two nodes alike; with steps, a srun.Placement, as Slurm job
-    steps; the caller stops it)."""
+    default two nodes alike; with a srun.Placement, as Slurm job steps;
+    the caller stops it)."""
     plan = plan or default_plan()
     started = time.monotonic()
     art = build_all()
     print(f"devmemsim: built in {time.monotonic() - started:.0f} s; booting {len(plan.nodes)} nodes ({accel})",
           flush=True)
     cl = Cluster(name)
-    cl.boot_plan(art, plan, Machine(accel=accel, pcap=pcap, srun=steps))
+    cl.boot_plan(art, plan, Machine(accel=accel, pcap=pcap, srun=placement))
     return cl
 
 
 def run(mib: int, mtu: int, accel: str, json_path: str = "", mode: str = "both",
-        plan: clusterfile.Plan = None, pcap: str = "", pattern: str = "", steps=None) -> int:
+        plan: clusterfile.Plan = None, pcap: str = "", pattern: str = "", placement=None) -> int:
     """The whole demo, from the first node of the plan to its second (or
     the collective `pattern` on the plan's networks); exit status 0 when
     every run is verified."""
@@ -73,7 +73,7 @@ def run(mib: int, mtu: int, accel: str, json_path: str = "", mode: str = "both",
     if pattern:
         steps = collective.schedule(plan or default_plan(), pattern)
     started = time.monotonic()
-    cl = boot(accel, f"demo-{os.getpid()}", plan, pcap, steps)
+    cl = boot(accel, f"demo-{os.getpid()}", plan, pcap, placement)
     try:
         print(cl.sh(cl.node_names()[0], GUEST_SCRIPT), end="", flush=True)
         if pattern:
