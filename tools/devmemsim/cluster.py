@@ -204,6 +204,12 @@ def data_link_argv(d: Path, node: NodeSpec, plan: clusterfile.Plan, nic: topolog
     return argv + ["-device", f"{dev},netdev={netdev}"]
 
 
+def on_host(machine: Machine, there: remote.RemoteNode) -> Machine:
+    """The machine of a node on another host: its pcaps stay in its run
+    directory there until stop fetches them."""
+    return dataclasses.replace(machine, pcap=str(there.pcap_dir) if machine.pcap else "")
+
+
 class Cluster:
     def __init__(self, name: str):
         if not name or "/" in name or name.startswith("."):
@@ -316,9 +322,7 @@ class Cluster:
             return self._start_step(art, spec, plan, machine)
         if spec.node.host:
             there = remote.RemoteNode(self.dir, spec.name, spec.node.host)
-            # Its pcaps stay in its run directory there until stop fetches them.
-            m = dataclasses.replace(machine, pcap=str(there.pcap_dir) if machine.pcap else "")
-            argv = qemu_argv(art, there.dir, spec, plan, m, there.dir / f"{spec.name}.toml")
+            argv = qemu_argv(art, there.dir, spec, plan, on_host(machine, there), there.dir / f"{spec.name}.toml")
             (self.dir / f"{spec.name}.cmdline").write_text(" ".join(argv) + "\n")
             p = there.start(argv, qemu_env(), spec.config, machine.pcap)
             (self.dir / f"{spec.name}.pid").write_text(str(p.pid))
@@ -337,7 +341,11 @@ class Cluster:
     def _start_step(self, art: Artifacts, spec: NodeSpec, plan: clusterfile.Plan, machine: Machine):
         """The node's QEMU as a step of the Slurm job (srun.py)."""
         step = srun.Step.planned(self.dir, self.name, spec.name, machine.srun)
-        argv = qemu_argv(art, step.dir, spec, plan, machine, None if step.local else step.dir / f"{spec.name}.toml")
+        if step.local:
+            argv = qemu_argv(art, step.dir, spec, plan, machine)
+        else:
+            there = remote.RemoteNode(self.dir, spec.name, step.host)
+            argv = qemu_argv(art, step.dir, spec, plan, on_host(machine, there), step.dir / f"{spec.name}.toml")
         (self.dir / f"{spec.name}.cmdline").write_text(" ".join(step.srun_argv(argv, spec.node.smp)) + "\n")
         return step.start(argv, spec.node.smp, qemu_env(), spec.config, machine.pcap)
 

@@ -131,11 +131,17 @@ echo $pid"""
             err = res.stderr.decode(errors="replace").strip()
             raise Failure(f"{n}: starting QEMU on host {self.host!r} failed: {err or 'no message'}")
         self.qemu_pid = int(res.stdout.split()[-1])
+        self.save()
+        return self.forward()
+
+    def save(self) -> None:
+        """Write RUN/NAME/NODE.remote (QEMU runs there, its pid known)."""
         saved = {"host": self.host, "dir": str(self.dir), "pid": self.qemu_pid, "pcap": self.pcap}
         self.record.write_text(json.dumps(saved) + "\n")
-        return self._forward()
 
-    def _forward(self) -> subprocess.Popen:
+    def forward(self) -> subprocess.Popen:
+        """The ssh that forwards the node's sockets here and ends QEMU
+        when its session ends (WATCH)."""
         forwards = []
         for sock in ("ctl", "qmp"):
             forwards += ["-L", f"{self.local_dir / f'{self.node}.{sock}'}:{self.dir / f'{self.node}.{sock}'}"]

@@ -180,9 +180,9 @@ class Step:
         if self.local:
             self._wait_local(p, out)
             return p
-        there.qemu_pid = self._wait_remote(p, out)
-        there.record.write_text(json.dumps({"host": self.host, "dir": str(there.dir), "pid": there.qemu_pid}) + "\n")
-        fwd = there._forward()
+        there.qemu_pid, there.pcap = self._wait_remote(p, out), pcap
+        there.save()
+        fwd = there.forward()
         (self.local_dir / f"{self.node}.pid").write_text(str(fwd.pid))
         return fwd
 
@@ -256,7 +256,7 @@ def _prepare(there: remote.RemoteNode, config: Path, pcap: str) -> None:
     """The node's run directory on its host, with its configuration."""
     d, n = shlex.quote(str(there.dir)), there.node
     script = (f"rm -rf {d} && mkdir -p -m 700 {d} && cat >{d}/{n}.toml"
-              + (f" && mkdir -p {shlex.quote(pcap)}" if pcap else ""))
+              + (f" && mkdir {shlex.quote(str(there.pcap_dir))}" if pcap else ""))
     res = remote.run(there.host, script, stdin=config.read_bytes())
     if res.returncode:
         raise Failure(f"{n}: preparing its directory on host {there.host!r} failed: "
