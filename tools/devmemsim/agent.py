@@ -19,6 +19,8 @@ class Agent:
         self.timeout = timeout
         self.sock = None
         self.buf = b""
+        self.greeted = False  # the agent answered our hello
+        self.running = False  # an exec of ours has not exited (yet)
         # Ids never used on this port before: the port has no connection
         # boundaries, so replies to an earlier client's requests may arrive.
         self.next_id = random.getrandbits(40) + 1
@@ -49,6 +51,7 @@ class Agent:
                     sent_at = time.monotonic()
                 reply = self._wait(lambda m: m.get("op") == "hello" and m.get("id") in hids, 1.0)
                 if reply:
+                    self.greeted = True
                     return reply
             except (FileNotFoundError, ConnectionRefusedError, ConnectionResetError,
                     BrokenPipeError, TimeoutError):
@@ -58,10 +61,22 @@ class Agent:
             time.sleep(0.2)
 
     def close(self):
+        """Say bye, then close. The bye tells the agent that the hang-up
+        which follows is ours alone, so that it spares what the next
+        client sends before the guest sees it (docs/agent-protocol.md).
+        Not while an exec of ours runs: leaving then hangs it up."""
+        if self.sock and self.greeted and not self.running:
+            try:
+                self.sock.settimeout(5.0)
+                mid = self._send("bye")
+                self._wait(lambda m: m.get("id") == mid and m.get("op") in ("bye", "error"), 5.0)
+            except (OSError, Failure):
+                pass
         if self.sock:
             self.sock.close()
         self.sock = None
         self.buf = b""
+        self.greeted = False
 
     def _send(self, op: str, **fields) -> int:
         mid = self.next_id
@@ -111,6 +126,7 @@ class Agent:
         if timeout:
             fields["timeout"] = timeout
         mid = self._send("exec", **fields)
+        self.running = True
         while True:
             msg = self._read_msg(3600.0)
             if msg is None:
@@ -123,11 +139,14 @@ class Agent:
                 stream.write(base64.b64decode(msg.get("data", "")))
                 stream.flush()
             elif op == "exit":
+                self.running = False
                 return int(msg.get("status", 255))
             elif op == "error":
+                self.running = False
                 raise Failure(f"guest agent: {msg.get('message')}")
 
     def poweroff(self):
+        self.greeted = False  # no bye: the agent is going down
         mid = self._send("poweroff")
         self._wait(lambda m: m.get("id") == mid, 10.0)
 
