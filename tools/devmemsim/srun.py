@@ -225,11 +225,11 @@ class Step:
     def running(self) -> bool:
         if not self.srun_pid:
             return False
-        try:
+        try:  # alive and not a zombie; it may go between the two looks
             os.kill(self.srun_pid, 0)
+            return Path(f"/proc/{self.srun_pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
         except OSError:
             return False
-        return Path(f"/proc/{self.srun_pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
 
     def end(self, timeout: float = END_TIMEOUT) -> None:
         """Wait for srun to exit (its QEMU powered off); else cancel the step
