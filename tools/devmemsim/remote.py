@@ -65,7 +65,7 @@ def run(host: str, script: str, stdin: bytes = b"", timeout: float = 60.0) -> su
         raise Failure(f"host {host!r}: ssh did not finish in {timeout:.0f} s") from None
 
 
-def _last_line(data: bytes) -> str:
+def last_line(data: bytes) -> str:
     lines = data.decode(errors="replace").strip().splitlines()
     return lines[-1] if lines else "no message"
 
@@ -79,7 +79,7 @@ def check_hosts(nodes) -> None:
             res = run(node.host, "true", timeout=30.0)
             if res.returncode:
                 raise Failure(f"node {node.name}: host {node.host!r} is unreachable over ssh "
-                              f"(BatchMode): {_last_line(res.stderr)}")
+                              f"(BatchMode): {last_line(res.stderr)}")
 
 
 class RemoteNode:

@@ -260,4 +260,4 @@ def _prepare(there: remote.RemoteNode, config: Path, pcap: str) -> None:
     res = remote.run(there.host, script, stdin=config.read_bytes())
     if res.returncode:
         raise Failure(f"{n}: preparing its directory on host {there.host!r} failed: "
-                      f"{remote._last_line(res.stderr)}")
+                      f"{remote.last_line(res.stderr)}")
