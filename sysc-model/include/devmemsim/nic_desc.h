@@ -58,7 +58,7 @@ struct dms_rx_cmpl {
 	dms_le16 hbuf_id;   /* valid with DMS_RX_F_HDR */
 	dms_le16 pbuf_id;   /* valid with DMS_RX_F_PAY */
 	dms_le16 hdr_len;   /* bytes in the header buffer */
-	dms_le32 pay_len;   /* bytes in this payload buffer (from offset 0) */
+	dms_le32 pay_len;   /* bytes in this payload buffer (from 0, or a PACK piece's offset) */
 	dms_le32 rss_hash;  /* valid with DMS_RX_F_RSS */
 	dms_le16 info;	    /* DMS_RX_L3_* | DMS_RX_L4_* (SOP only) */
 	dms_le16 gro_segs;  /* v1.5, SOP: TCP segments coalesced (>= 2), else 0 */
@@ -83,6 +83,11 @@ DMS_STATIC_ASSERT(sizeof(struct dms_rx_cmpl) == 32, "dms_rx_cmpl is 32 bytes");
  * returns its buffers. Always with SOP and EOP.
  */
 #define DMS_RX_F_ERR (1U << 9)
+/*
+ * v1.9, on a DMS_NIC_Q_PACK queue: the device is done with this
+ * completion's payload buffer and will not write it again.
+ */
+#define DMS_RX_F_PBUF_DONE (1U << 10)
 
 /*
  * v1.6: ts_hi bit 15 says the SOP completion carries the frame's PTP clock

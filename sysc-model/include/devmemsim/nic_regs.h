@@ -11,7 +11,7 @@
 #include "regs_common.h"
 
 #define DMS_NIC_ID_MAGIC 0x4e534d44 /* "DMSN" in memory order */
-#define DMS_NIC_VERSION 0x00010008  /* major 1, minor 8 */
+#define DMS_NIC_VERSION 0x00010009  /* major 1, minor 9 */
 
 /* Identity and capabilities (read only). */
 #define DMS_NIC_REG_ID 0x0000		 /* DMS_NIC_ID_MAGIC */
@@ -38,6 +38,7 @@
 #define DMS_NIC_CAP_RSS_KEY52 (1U << 13)     /* v1.7: 52-byte RSS keys, RSS_CTX_KEY_EXT */
 #define DMS_NIC_CAP_MAC_STD_STATS (1U << 14) /* v1.8: MSTAT_* (IEEE 802.3 counters) */
 #define DMS_NIC_CAP_RXQ_WHOLE (1U << 16)     /* v1.8: DMS_NIC_Q_WHOLE */
+#define DMS_NIC_CAP_RXQ_PACK (1U << 17)	     /* v1.9: DMS_NIC_Q_PACK */
 
 /* v1.8: TX scheduler nodes and queue weights (TXS_*, below). */
 #define DMS_NIC_CAP_TX_SCHED_NODES (1U << 15)
@@ -410,6 +411,26 @@
  * (AF_XDP zero-copy: a socket's frame is one buffer).
  */
 #define DMS_NIC_Q_WHOLE (1U << 3)
+/*
+ * RXQ_CTRL, RW (v1.9, DMS_NIC_CAP_RXQ_PACK), latched with ENABLE: payload
+ * buffers are packed. The posted payload buffers form one stream: a
+ * frame's payload starts where the previous frame's ended in the buffer at
+ * the ring's head, rounded up to DMS_NIC_PACK_ALIGN, and goes on into the
+ * following buffers; each part in one buffer is a piece with its own
+ * completion. The first piece of a buffer is at offset 0, every other at
+ * the end of the piece before it in that buffer rounded up to
+ * DMS_NIC_PACK_ALIGN: the host finds a piece's offset by counting, as the
+ * completions come in ring order. The completion of the piece after which
+ * the rounded-up offset reaches the buffer's end carries
+ * DMS_RX_F_PBUF_DONE: the device will not write that buffer again. A
+ * frame lost to a DMA fault ends every buffer it touched (each of its
+ * SOP|EOP|ERR completions carries DMS_RX_F_PBUF_DONE) and the next frame
+ * starts a new buffer. Small payloads thus share a buffer (the memory
+ * mlx5's striding RQ and fbnic save), instead of one buffer each. An
+ * enable with WHOLE and PACK both set is refused (CFG_ERR).
+ */
+#define DMS_NIC_Q_PACK (1U << 4)
+#define DMS_NIC_PACK_ALIGN 128
 #define DMS_NIC_RXQ_RING_LOG2 0x04    /* all three RX rings */
 #define DMS_NIC_RXQ_HBUF_BASE_LO 0x08 /* header buffer ring (host memory) */
 #define DMS_NIC_RXQ_HBUF_BASE_HI 0x0c
