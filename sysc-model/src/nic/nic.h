@@ -154,6 +154,7 @@ private:
 	unsigned select_queue(const Parsed &p, const uint8_t *frame, uint32_t *hash, bool *hashed);
 	void rx_classify(RxFrame &f);
 	void rx_place(RxFrame &f);
+	void rx_place_pay(RxFrame &f);
 	bool rx_wait_for_room(RxFrame &f);
 	bool rx_alive(const RxFrame &f, const char *step);
 	bool rx_fetch_buffers(RxFrame &f);

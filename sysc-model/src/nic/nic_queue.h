@@ -22,6 +22,7 @@ namespace devmemsim
 struct QueueSetup {
 	uint32_t rx_log2 = 0, hbuf_size = 0, pbuf_size = 0;
 	bool rx_whole = false; // RXQ_CTRL WHOLE (v1.8): never split, no header buffers
+	bool rx_pack = false;  // RXQ_CTRL PACK (v1.9): payload buffers packed
 	uint64_t hbuf_base = 0, pbuf_base = 0, rcmpl_base = 0;
 	uint32_t tx_log2 = 0;
 	uint64_t tdesc_base = 0, tcmpl_base = 0;
@@ -41,6 +42,9 @@ struct Nic::Queue {
 	QueueSetup rx_cfg, tx_cfg;
 	uint32_t rx_size = 0, tx_size = 0;
 	uint32_t hbuf_head = 0, pbuf_head = 0, rcmpl_tail = 0;
+	// PACK (v1.9): bytes of the buffer at pbuf_head already used, rounded
+	// up to DMS_NIC_PACK_ALIGN; always below its size (0: untouched).
+	uint32_t pbuf_fill = 0;
 	uint32_t tx_head = 0, tcmpl_tail = 0;
 	bool rx_phase = true, tx_phase = true;
 	// Bumped whenever a ring is enabled, disabled or reset: work started
@@ -150,6 +154,7 @@ struct Nic::Queue {
 		rx_refused = tx_refused = false;
 		rx_fault = tx_fault = false;
 		hbuf_head = pbuf_head = rcmpl_tail = tx_head = tcmpl_tail = 0;
+		pbuf_fill = 0;
 		rx_phase = tx_phase = true;
 		armed = fired = false;
 		last_irq = sc_core::SC_ZERO_TIME;
@@ -195,12 +200,23 @@ struct Nic::RxFrame {
 	uint64_t epoch = 0;
 	bool split = false;
 	size_t hdr_len = 0, pay_len = 0;
-	uint32_t nh = 0, np = 0; // header and payload buffers it takes
+	uint32_t nh = 0, np = 0; // header and payload buffers it takes (PACK: touches)
+	// PACK (v1.9): where its payload starts in the first payload buffer;
+	// the buffers it fills to the end (the first `done` of its np), and
+	// the fill of the one after them when that is the last it touches.
+	uint32_t pfill = 0, done = 0, fill_after = 0;
 	dms_rx_buf hb{};
 	std::vector<dms_rx_buf> pb;
 
 	size_t len() const { return data.size(); }
 	uint32_t completions() const { return std::max<uint32_t>(np, 1); }
+	// Payload piece i (in payload buffer i of the np): where it starts in
+	// its buffer (pfill for the first, else 0) and in the frame.
+	size_t piece_off(uint32_t i) const { return i ? 0 : pfill; }
+	size_t piece_at(uint32_t i) const
+	{
+		return hdr_len + (i ? size_t(i) * cfg.pbuf_size - pfill : 0);
+	}
 };
 
 } // namespace devmemsim

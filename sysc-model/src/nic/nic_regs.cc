@@ -122,7 +122,7 @@ uint32_t Nic::read32(uint32_t off)
 		       DMS_NIC_CAP_RSS_FIELDS | DMS_NIC_CAP_RSS_SYM | DMS_NIC_CAP_RSS_KEY52 |
 		       DMS_NIC_CAP_PTP | DMS_NIC_CAP_TX_RATE | DMS_NIC_CAP_MAC_STATS |
 		       DMS_NIC_CAP_SERIAL | DMS_NIC_CAP_MAC_STD_STATS | DMS_NIC_CAP_TX_SCHED_NODES |
-		       DMS_NIC_CAP_RXQ_WHOLE;
+		       DMS_NIC_CAP_RXQ_WHOLE | DMS_NIC_CAP_RXQ_PACK;
 	case DMS_NIC_REG_CTRL:
 		return 0;
 	case DMS_NIC_REG_STATUS:
@@ -200,7 +200,9 @@ uint32_t Nic::queue_read(const Queue &q, uint32_t off) const
 	switch (off) {
 	case DMS_NIC_RXQ_CTRL:
 		return (q.rx_on ? DMS_NIC_Q_ENABLE : 0) | (q.rx_refused ? DMS_NIC_Q_CFG_ERR : 0) |
-		       (q.rx_fault ? DMS_NIC_Q_FAULT : 0) | (q.regs.rx_whole ? DMS_NIC_Q_WHOLE : 0);
+		       (q.rx_fault ? DMS_NIC_Q_FAULT : 0) |
+		       (q.regs.rx_whole ? DMS_NIC_Q_WHOLE : 0) |
+		       (q.regs.rx_pack ? DMS_NIC_Q_PACK : 0);
 	case DMS_NIC_RXQ_HBUF_TAIL:
 		return q.hbuf_tail;
 	case DMS_NIC_RXQ_PBUF_TAIL:
@@ -362,6 +364,7 @@ void Nic::queue_write(unsigned qi, uint32_t off, uint32_t val)
 	switch (off) {
 	case DMS_NIC_RXQ_CTRL:
 		q.regs.rx_whole = val & DMS_NIC_Q_WHOLE;
+		q.regs.rx_pack = val & DMS_NIC_Q_PACK;
 		rx_enable(qi, val & DMS_NIC_Q_ENABLE);
 		break;
 	case DMS_NIC_TXQ_CTRL:
@@ -396,12 +399,15 @@ void Nic::queue_write(unsigned qi, uint32_t off, uint32_t val)
 	}
 }
 
-// RX ring setup the device accepts: ring size, bases, buffer sizes.
+// RX ring setup the device accepts: ring size, bases, buffer sizes, not
+// both WHOLE and PACK (v1.9).
 static bool rx_setup_ok(const QueueSetup &s)
 {
-	return ring_ok(s.rx_log2, {s.hbuf_base, s.pbuf_base, s.rcmpl_base}) &&
-	       s.hbuf_size >= DMS_NIC_HBUF_SIZE_MIN && s.hbuf_size <= DMS_NIC_HBUF_SIZE_MAX &&
-	       s.pbuf_size >= DMS_NIC_PBUF_SIZE_MIN && s.pbuf_size <= DMS_NIC_PBUF_SIZE_MAX;
+	const bool sizes_ok =
+		s.hbuf_size >= DMS_NIC_HBUF_SIZE_MIN && s.hbuf_size <= DMS_NIC_HBUF_SIZE_MAX &&
+		s.pbuf_size >= DMS_NIC_PBUF_SIZE_MIN && s.pbuf_size <= DMS_NIC_PBUF_SIZE_MAX;
+	return ring_ok(s.rx_log2, {s.hbuf_base, s.pbuf_base, s.rcmpl_base}) && sizes_ok &&
+	       !(s.rx_whole && s.rx_pack);
 }
 
 // Enable latches the setup (0 -> 1 only); a bad setup is refused, counted,
@@ -418,19 +424,20 @@ void Nic::rx_enable(unsigned qi, bool on)
 	} else if (!rx_setup_ok(q.regs)) {
 		q.rx_refused = true;
 		c_.ring_err++;
-		trace_("rxq%u enable refused: bad ring or buffer size", qi);
+		trace_("rxq%u enable refused: bad ring or buffer size, or WHOLE|PACK", qi);
 		return;
 	} else {
 		q.rx_cfg = q.regs;
 		q.rx_size = 1u << q.rx_cfg.rx_log2;
 		q.hbuf_head = q.pbuf_head = q.rcmpl_tail = 0;
+		q.pbuf_fill = 0;
 		q.hbuf_tail = q.pbuf_tail = q.rcmpl_head = 0;
 		q.rx_phase = true;
 		q.rx_refused = q.rx_fault = false;
 		q.rx_on = true;
 		q.rx_epoch++;
-		trace_("rxq%u enabled: %u entries, hbuf %u, pbuf %u", qi, q.rx_size,
-		       q.rx_cfg.hbuf_size, q.rx_cfg.pbuf_size);
+		trace_("rxq%u enabled: %u entries, hbuf %u, pbuf %u%s", qi, q.rx_size,
+		       q.rx_cfg.hbuf_size, q.rx_cfg.pbuf_size, q.rx_cfg.rx_pack ? ", packed" : "");
 	}
 	q.rx_doorbell.notify(sc_core::SC_ZERO_TIME);
 }

@@ -116,10 +116,16 @@ bool Nic::rx_deliver(RxFrame &f)
 		return true; // counted as ring_dma_err, not a drop
 	}
 	q.hbuf_head = (q.hbuf_head + f.nh) % f.ring;
-	q.pbuf_head = (q.pbuf_head + f.np) % f.ring;
+	q.pbuf_head = (q.pbuf_head + f.done) % f.ring;
+	q.pbuf_fill = f.fill_after;
 	const bool ok = rx_write_data(f);
 	if (!rx_alive(f, "data write"))
 		return false;
+	if (!ok && f.np) {
+		// PACK: a lost frame ends every payload buffer it touched.
+		q.pbuf_head = (q.pbuf_head + f.np - f.done) % f.ring;
+		q.pbuf_fill = 0;
+	}
 	if (!ok) {
 		c_.rx_dma_err++;
 		mstat_.rx_lost();
@@ -189,7 +195,35 @@ void Nic::rx_place(RxFrame &f)
 		f.pay_len = f.len();
 	}
 	f.nh = f.hdr_len ? 1 : 0;
-	f.np = static_cast<uint32_t>((f.pay_len + f.cfg.pbuf_size - 1) / f.cfg.pbuf_size);
+	rx_place_pay(f);
+}
+
+// The payload buffers the frame touches, from offset pfill of the first
+// (0 but on a PACK queue), and which of them it fills: all but a PACK
+// queue's last one, which stays the head buffer while its rounded-up fill
+// is below its size. Every piece is within its buffer: pfill < pbuf_size.
+void Nic::rx_place_pay(RxFrame &f)
+{
+	const size_t size = f.cfg.pbuf_size;
+	if (!f.cfg.rx_pack || f.pfill >= size)
+		f.pfill = 0;
+	if (!f.pay_len) { // header only: the payload stream is untouched
+		f.np = f.done = 0;
+		f.fill_after = f.pfill;
+		return;
+	}
+	f.np = static_cast<uint32_t>((f.pfill + f.pay_len + size - 1) / size);
+	f.done = f.np;
+	f.fill_after = 0;
+	if (!f.cfg.rx_pack)
+		return;
+	const size_t end = f.pfill + f.pay_len - size_t(f.np - 1) * size; // in the last
+	const size_t fill =
+		(end + DMS_NIC_PACK_ALIGN - 1) / DMS_NIC_PACK_ALIGN * DMS_NIC_PACK_ALIGN;
+	if (fill < size) {
+		f.done = f.np - 1;
+		f.fill_after = static_cast<uint32_t>(fill);
+	}
 }
 
 // Wait for buffers and completion slots; false if the queue goes away or
@@ -207,6 +241,7 @@ bool Nic::rx_wait_for_room(RxFrame &f)
 		f.cfg = q.rx_cfg;
 		f.ring = q.rx_size;
 		f.epoch = q.rx_epoch;
+		f.pfill = q.pbuf_fill;
 		rx_place(f);
 		if (f.np >= f.ring || f.completions() >= f.ring) {
 			trace_("rxq%u drop: %zu-byte frame needs %u buffers, ring of %u", f.qi,
@@ -241,12 +276,11 @@ bool Nic::rx_fetch_buffers(RxFrame &f)
 	return true;
 }
 
-// Bytes of payload buffer i (payload buffers fill from offset 0); never
-// more than the buffer holds.
+// Bytes of payload buffer i (from piece_off(i): 0 but for a PACK queue's
+// first); never more than the buffer holds from there.
 size_t Nic::rx_pay_bytes(const RxFrame &f, uint32_t i) const
 {
-	size_t off = f.hdr_len + size_t(i) * f.cfg.pbuf_size;
-	return std::min<size_t>(f.cfg.pbuf_size, f.len() - off);
+	return std::min<size_t>(f.cfg.pbuf_size - f.piece_off(i), f.len() - f.piece_at(i));
 }
 
 bool Nic::rx_write_data(RxFrame &f)
@@ -257,12 +291,15 @@ bool Nic::rx_write_data(RxFrame &f)
 	if (f.nh && !dma_rw(f.hb.addr, bytes, f.hdr_len, true, DmaStep::Data))
 		return false;
 	for (uint32_t i = 0; i < f.np; i++) {
-		size_t off = f.hdr_len + size_t(i) * f.cfg.pbuf_size;
-		if (!dma_rw(f.pb[i].addr, bytes + off, rx_pay_bytes(f, i), true, DmaStep::Data))
+		const uint64_t addr = f.pb[i].addr + f.piece_off(i);
+		if (addr < f.pb[i].addr) // wraps: no buffer is there
+			return false;
+		if (!dma_rw(addr, bytes + f.piece_at(i), rx_pay_bytes(f, i), true, DmaStep::Data))
 			return false;
 	}
 	return true;
 }
+
 bool Nic::rx_csum_ok(RxFrame &f) const
 {
 	if (f.csum < 0)
@@ -285,6 +322,7 @@ uint16_t Nic::rx_flags(RxFrame &f) const
 
 // Completions: one per payload buffer, or one for a header-only frame. A
 // frame lost to a DMA fault gets one SOP|EOP|ERR completion per buffer.
+// PACK: PBUF_DONE on each buffer the frame fills, and on all of a lost one.
 bool Nic::rx_complete(Queue &q, RxFrame &f, bool ok)
 {
 	const uint16_t flags = ok ? rx_flags(f) : 0;
@@ -319,6 +357,8 @@ bool Nic::rx_complete(Queue &q, RxFrame &f, bool ok)
 			fl |= DMS_RX_F_PAY;
 			c.pbuf_id = f.pb[i].id;
 			c.pay_len = ok ? static_cast<uint32_t>(rx_pay_bytes(f, i)) : 0;
+			if (f.cfg.rx_pack && (i < f.done || !ok))
+				fl |= DMS_RX_F_PBUF_DONE;
 		}
 		c.flags = fl;
 		const bool written = dma_rw(f.cfg.rcmpl_base + sizeof(c) * q.rcmpl_tail, &c,
