@@ -210,7 +210,7 @@ bool GroAggregate::follows(const GroSegment &seg) const
 bool GroAggregate::room_for(size_t n, const GroLimits &lim) const
 {
 	const size_t len = frame.size() + n;
-	const size_t bufs = (len + lim.pbuf_size - 1) / lim.pbuf_size;
+	const size_t bufs = (len + lim.pbuf_size - 1) / lim.pbuf_size + (lim.pack ? 1 : 0);
 	const size_t ip_off = outer.l3 != L3::None ? outer.off : p.l3_off; // the outermost
 	return segs + 1 <= lim.max_segs && len - ip_off <= lim.max_bytes && bufs <= lim.max_bufs;
 }

@@ -9,7 +9,7 @@
 // aggregate never overtakes a frame of its own flow. Flushes: the
 // aggregate is full or the next segment would not fit (GRO_MAX_SEGS,
 // GRO_MAX_BYTES, payload buffers: DMS_NIC_GRO_MAX_BUFS or as many as the
-// host has posted), a segment with PSH or shorter than the first joined,
+// host has posted, one more on a PACK queue), a segment with PSH or shorter than the first joined,
 // the queue idle for GRO_TIMEOUT_NS or the aggregate too old, the table
 // or the queue's aggregation memory full (the oldest goes), or GRO was
 // turned off. A queue that stops drops its aggregates.
@@ -41,8 +41,8 @@ bool Nic::rx_gro(RxFrame &f)
 	const bool csum_ok = deeper ? l4_csum_ok(f.data.data(), p) : rx_csum_ok(f);
 	const GroSegment seg = gro_segment(f.data.data(), f.len(), p, csum_ok, outer);
 	const GroLimits lim{gro_max_segs_, gro_max_bytes_,
-			    std::min<uint32_t>(DMS_NIC_GRO_MAX_BUFS, q.pbufs()),
-			    q.rx_cfg.pbuf_size};
+			    std::min<uint32_t>(DMS_NIC_GRO_MAX_BUFS, q.pbufs()), q.rx_cfg.pbuf_size,
+			    q.rx_cfg.rx_pack};
 	const uint32_t flow = gro_flow_hash(p);
 	q.gro.last_seen = f.came;
 	const int i = q.gro.find(p, flow);
