@@ -173,7 +173,8 @@ void op_queue_setup(Reader &r)
 	const unsigned q = r.u8() % g_queues;
 	QueueState &s = g_q[q % 4];
 	s = QueueState{};
-	s.log2 = 4 + r.u8() % 5;
+	const uint8_t ring = r.u8(); // bit 7: packed payload buffers (v1.9)
+	s.log2 = 4 + (ring & 0x7f) % 5;
 	s.hbuf = 64u << (r.u8() % 4);
 	s.pbuf = 512u << (r.u8() % 4);
 	const uint8_t en = r.u8();
@@ -190,7 +191,7 @@ void op_queue_setup(Reader &r)
 	nic_wr(q, DMS_NIC_RXQ_CMPL_BASE_LO, uint32_t(l.rcmpl));
 	nic_wr(q, DMS_NIC_RXQ_HBUF_SIZE, s.hbuf);
 	nic_wr(q, DMS_NIC_RXQ_PBUF_SIZE, s.pbuf);
-	nic_wr(q, DMS_NIC_RXQ_CTRL, en & 1);
+	nic_wr(q, DMS_NIC_RXQ_CTRL, (en & 1) | (ring & 0x80 ? DMS_NIC_Q_PACK : 0));
 	nic_wr(q, DMS_NIC_TXQ_RING_LOG2, s.log2);
 	nic_wr(q, DMS_NIC_TXQ_DESC_BASE_LO, uint32_t(l.tdesc));
 	nic_wr(q, DMS_NIC_TXQ_CMPL_BASE_LO, uint32_t(l.tcmpl));

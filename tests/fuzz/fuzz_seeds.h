@@ -89,6 +89,18 @@ inline void driver_seeds(std::vector<std::vector<uint8_t>> &out)
 	step(step(gro, 0x81), 0xc1).op(kStats);
 	out.push_back(gro.out);
 
+	Writer pack; // v1.9 PACK: 512-byte payload buffers shared, jumbo frames, GRO
+	pack.op(kQueueSetup).u8(0).u8(0x82).u8(2).u8(0).u8(0xf | 0x7 << 4);
+	pack.op(kRxPost).u8(0).u8(60);
+	reg(pack, DMS_DEV_NIC, DMS_NIC_REG_MTU, 9000);
+	for (unsigned i = 0; i < 12; i++)
+		frame(pack, uint8_t(i & 1 ? 0x10 : 0x00), 1, uint16_t(60 + 170 * i));
+	frame(pack, 0, 0, 8900);
+	for (unsigned i = 0; i < 12; i++)
+		pack.op(kSegment).u8(3).u8(0).u16(700);
+	step(step(pack, 0x81), 0xc1).op(kStats);
+	out.push_back(pack.out);
+
 	Writer rss; // contexts with rules to them, symmetric hashing, flows both ways
 	queue(queue(queue(rss, 0), 1), 2);
 	rss.op(kRssSetup).u8(3).u8(1).u8(1).u8(0x7b).u8(0).u32(0x6d5a56da).u8(2).u8(0x20).u8(0x41);
