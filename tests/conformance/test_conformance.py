@@ -117,6 +117,24 @@ class Conformance(unittest.TestCase):
         self.assertIn("stale reason", p.stderr)
         self.assertIn("case 'tso.ipv6'", p.stderr)
 
+    def test_sometimes_reason(self):
+        # A reason for a case that passes in some runs: not stale where it
+        # passed, still stale where it neither passed nor matched.
+        entry = '\n[[reason]]\nfile = "hw/tso.py"\ncase = "tso.ipv4"\nsometimes = true\nreason = "x y"\n'
+        reasons = self.dir / "more.toml"
+        reasons.write_text(REASONS + entry)
+        p = self.conform(run_json(self.dir / "tree"), reasons=reasons)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        cases = {**CASES, "drivers/net/hw:tso.py": [r for r in CASES["drivers/net/hw:tso.py"] if r[0] != "tso.ipv4"]}
+        p = self.conform(run_json(self.dir / "tree", cases), reasons=reasons)
+        self.assertEqual(p.returncode, 1)
+        self.assertIn("stale reason", p.stderr)
+        # Only a reason that names its case may say so.
+        reasons.write_text(REASONS + entry.replace('case = "tso.ipv4"\n', ""))
+        p = self.conform(run_json(self.dir / "tree"), reasons=reasons)
+        self.assertNotEqual(p.returncode, 0)
+        self.assertIn("'sometimes' is true or false, for a reason that names its case", p.stderr)
+
     def test_fails_and_missing_files(self):
         cases = {"drivers/net/hw:tso.py": CASES["drivers/net/hw:tso.py"] + [("tso.ipv6", "fail", "Check failed")]}
         problems = {"drivers/net/hw:tso.py": [{"kind": "kernel", "node": "node1", "message": "node1: kernel: BUG"}]}

@@ -9,6 +9,9 @@ entries of file and case patterns (first match wins) with the reason the
 case skips or xfails on devmemsim, and the few cases that fail on every NIC
 because the test itself is wrong (test_bug entries: the failure message must
 match, and the reason gives the evidence; the case still counts as a fail).
+A reason marked `sometimes` is for a case whose outcome the reason shows
+to hang on something outside the NIC (e.g. which queue the boot's random
+RSS key picks): it is not stale in a run where its case passed.
 The files the default set leaves out carry kselftest.EXCLUDED's reasons.
 Conformance means: no fail but those test bugs, no skip or xfail without a
 reason, no file of the set missing from the run, no entry that matches
@@ -30,7 +33,7 @@ REASONS = ROOT / "tools" / "devmemsim" / "conformance_reasons.toml"
 OUTPUT = ROOT / "docs" / "conformance.md"
 RUN_JSON = BUILD / "conformance" / "run.json"  # a fresh run's summary; consoles beside it
 NOT_PASSING = ("skip", "xfail")
-REASON_KEYS = {"file", "case", "says", "reason"}
+REASON_KEYS = {"file", "case", "says", "reason", "sometimes"}
 TEST_BUG = "test_bug"  # the reasons table's entries for fails that are the test's own bug
 
 
@@ -47,11 +50,15 @@ class Reason:
     says: str
     reason: str
     kind: str = "reason"  # or TEST_BUG: matches a fail, not a skip or xfail
+    sometimes: bool = False  # the case may pass too (the reason says on what it hangs)
     used: int = 0
+    passed: int = 0  # sometimes: its cases that passed in the run
+
+    def names(self, rel: str, case: str) -> bool:
+        return fnmatch.fnmatchcase(rel, self.file) and any(fnmatch.fnmatchcase(case, c) for c in self.case)
 
     def matches(self, rel: str, case: str, message: str) -> bool:
-        return (fnmatch.fnmatchcase(rel, self.file) and any(fnmatch.fnmatchcase(case, c) for c in self.case)
-                and (not self.says or re.search(self.says, message) is not None))
+        return self.names(rel, case) and (not self.says or re.search(self.says, message) is not None)
 
 
 @dataclass
@@ -120,8 +127,11 @@ def load_entry(where: str, kind: str, entry: dict) -> Reason:
     except re.error as e:
         raise Failure(f"{where}: 'says' is not a regular expression: {e}") from None
     case = entry.get("case", "*")
+    sometimes = entry.get("sometimes", False)
+    if not isinstance(sometimes, bool) or (sometimes and (kind == TEST_BUG or case == "*")):
+        raise Failure(f"{where}: 'sometimes' is true or false, for a reason that names its case")
     return Reason(where, entry["file"], tuple([case] if isinstance(case, str) else case), says,
-                  " ".join(entry["reason"].split()), kind)
+                  " ".join(entry["reason"].split()), kind, sometimes)
 
 
 def load_run(path: Path) -> dict:
@@ -170,7 +180,10 @@ def expected_files(run: dict) -> list:
 def judge_case(rel: str, case: dict, reasons: list, errors: list) -> Row:
     result, says = case["result"], case.get("reason", "")
     row = Row(case["name"], result, says)
-    if result == "fail":
+    if result == "ok":
+        for r in reasons:
+            r.passed += r.sometimes and r.names(rel, row.case)
+    elif result == "fail":
         bug = next((r for r in reasons if r.kind == TEST_BUG and r.matches(rel, row.case, says)), None)
         if bug:
             bug.used += 1
@@ -208,7 +221,7 @@ def judge(run: dict, reasons: list) -> Report:
             files.append(FileRows(rel, excluded=why))
     not_run = set(expected) - run_rels  # reported above; their reasons are not judged
     for r in reasons:
-        if not r.used and not any(fnmatch.fnmatchcase(rel, r.file) for rel in not_run):
+        if not r.used and not r.passed and not any(fnmatch.fnmatchcase(rel, r.file) for rel in not_run):
             errors.append(f"stale {'test bug' if r.kind == TEST_BUG else 'reason'} ({r.where}: file {r.file!r}, "
                           f"case {' '.join(r.case)!r}): matches no "
                           f"{'fail' if r.kind == TEST_BUG else 'skip or xfail'} of the run")
