@@ -30,6 +30,15 @@ protected:
 		return uint32_t(dms_reg_read(node_, DMS_DEV_NIC, off, 4));
 	}
 	static void wr(uint32_t off, uint32_t v) { dms_reg_write(node_, DMS_DEV_NIC, off, v, 4); }
+	// A fresh device for each test: reset, run out (up to @steps), no
+	// counts, no host memory written.
+	static void reset_nic(unsigned steps)
+	{
+		wr(DMS_NIC_REG_CTRL, DMS_NIC_CTRL_RESET);
+		fake_host::run_until_idle(node_, steps);
+		dms_node_reset_stats(node_);
+		host_->clear();
+	}
 
 	inline static dms_node *node_;
 	inline static fake_host::Host *host_;

@@ -39,10 +39,7 @@ class Nic : public NicSuite
 protected:
 	void SetUp() override
 	{
-		wr(DMS_NIC_REG_CTRL, DMS_NIC_CTRL_RESET);
-		run();
-		dms_node_reset_stats(node_);
-		host_->clear();
+		reset_nic(1000);
 		for (unsigned q = 0; q < 4; q++)
 			enable(q);
 		ph_.assign(4, true);

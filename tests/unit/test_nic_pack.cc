@@ -62,10 +62,7 @@ class NicPack : public NicSuite
 protected:
 	void SetUp() override
 	{
-		wr(DMS_NIC_REG_CTRL, DMS_NIC_CTRL_RESET);
-		run();
-		dms_node_reset_stats(node_);
-		host_->clear();
+		reset_nic(1000);
 		wr(DMS_NIC_REG_MTU, 9000);
 	}
 	static void qw(uint32_t off, uint32_t v) { wr(DMS_NIC_Q_BASE(0) + off, v); }
