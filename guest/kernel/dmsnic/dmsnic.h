@@ -132,6 +132,17 @@ struct dmsnic_rx_ring {
 	/* Posted buffers by id; the id of a buffer is its ring slot. */
 	struct dmsnic_hbuf *hbufs;
 	netmem_ref *pbufs;
+	/*
+	 * Packed payload buffers (NIC v1.9 PACK, page-backed pools only):
+	 * small payloads share a buffer. pbias[id] is what is left of the
+	 * references a buffer was posted with, one per piece it can hold
+	 * plus the ring's own; the device's current buffer is pack_id, with
+	 * its next piece at pack_off (0: none started).
+	 */
+	bool pack;
+	u32 *pbias;
+	u32 pack_id;
+	u32 pack_off;
 
 	/* AF_XDP zero-copy: the payload buffers are this pool's frames,
 	 * posted by id in xsk_bufs (pbufs stays empty).
@@ -418,9 +429,17 @@ int dmsnic_rx_alloc(struct dmsnic_priv *priv, struct dmsnic_rx_ring *rx,
 		    bool rings);
 void dmsnic_rx_free_ring(struct dmsnic_priv *priv, struct dmsnic_rx_ring *rx);
 void dmsnic_rx_count_drop(struct dmsnic_qp *qp);
+/* Where a completion's payload is in its buffer (a PACK piece, or all of it). */
+struct dmsnic_piece {
+	u32 off;
+	u32 truesize;		/* what the piece charges its skb */
+};
+
 void dmsnic_rx_take_bufs(struct dmsnic_qp *qp, const struct dms_rx_cmpl *c,
 			 u16 flags, struct dmsnic_hbuf *hb, bool *have_hb,
-			 netmem_ref *netmem);
+			 netmem_ref *netmem, struct dmsnic_piece *pc);
+void dmsnic_rx_pack_rewind(struct dmsnic_rx_ring *rx);
+void dmsnic_rx_pack_reset_bias(struct dmsnic_rx_ring *rx, u32 id);
 void dmsnic_rx_meta(struct dmsnic_qp *qp, struct sk_buff *skb,
 		    const struct dms_rx_cmpl *c, u16 flags);
 u32 dmsnic_tx_unused(const struct dmsnic_tx_ring *tx);

@@ -61,6 +61,7 @@ static void dmsnic_rx_rewind_pbufs(struct dmsnic_rx_ring *rx)
 {
 	u32 n = rx->size, r = rx->pbuf_tail & (n - 1), i, w = 0;
 
+	dmsnic_rx_pack_rewind(rx);
 	dmsnic_pbufs_reverse(rx->pbufs, 0, r);
 	dmsnic_pbufs_reverse(rx->pbufs, r, n);
 	dmsnic_pbufs_reverse(rx->pbufs, 0, n);
@@ -71,6 +72,9 @@ static void dmsnic_rx_rewind_pbufs(struct dmsnic_rx_ring *rx)
 			continue;
 		rx->pbufs[i] = 0;
 		rx->pbufs[w] = netmem;
+		/* Untouched: each still holds all it was posted with. */
+		if (rx->pack)
+			dmsnic_rx_pack_reset_bias(rx, w);
 		rx->pbuf_ring[w].addr =
 			cpu_to_le64(page_pool_get_dma_addr_netmem(netmem) +
 				    rx->buf_off);
@@ -137,7 +141,8 @@ static int dmsnic_rx_hw_start(struct dmsnic_qp *qp)
 	dmsnic_q_wr32(qp, DMS_NIC_RXQ_PBUF_SIZE, rx->pbuf_len);
 	/* An XSK frame is one buffer: no header split on that queue. */
 	err = dmsnic_q_enable(qp, DMS_NIC_RXQ_CTRL,
-			      rx->xsk_pool ? DMS_NIC_Q_WHOLE : 0, "rx");
+			      rx->xsk_pool ? DMS_NIC_Q_WHOLE :
+			      rx->pack ? DMS_NIC_Q_PACK : 0, "rx");
 	if (err)
 		return err;
 	dmsnic_q_wr32(qp, DMS_NIC_RXQ_HBUF_TAIL, rx->hbuf_tail & mask);

@@ -142,6 +142,22 @@ static bool dmsnic_rx_post_hbufs(struct dmsnic_rx_ring *rx, gfp_t gfp)
 	return true;
 }
 
+/*
+ * References a packed buffer is posted with: one for each piece it can
+ * hold (every piece but a lost frame's moves the offset on by at least
+ * DMS_NIC_PACK_ALIGN) and one the ring keeps until the device is done.
+ */
+static u32 dmsnic_pack_bias(const struct dmsnic_rx_ring *rx)
+{
+	return rx->buf_size / DMS_NIC_PACK_ALIGN + 1;
+}
+
+void dmsnic_rx_pack_reset_bias(struct dmsnic_rx_ring *rx, u32 id)
+{
+	page_pool_fragment_netmem(rx->pbufs[id], dmsnic_pack_bias(rx));
+	rx->pbias[id] = dmsnic_pack_bias(rx);
+}
+
 static bool dmsnic_rx_post_pbufs(struct dmsnic_rx_ring *rx, gfp_t gfp)
 {
 	u32 mask = rx->size - 1;
@@ -160,6 +176,8 @@ static bool dmsnic_rx_post_pbufs(struct dmsnic_rx_ring *rx, gfp_t gfp)
 		if (!netmem)
 			return false;
 		rx->pbufs[slot] = netmem;
+		if (rx->pack)
+			dmsnic_rx_pack_reset_bias(rx, slot);
 		d->addr = cpu_to_le64(page_pool_get_dma_addr_netmem(netmem) +
 				      rx->buf_off);
 		d->id = cpu_to_le16(slot);
@@ -218,11 +236,14 @@ static int dmsnic_rx_alloc_rings(struct dmsnic_priv *priv,
 					   &rx->cmpl_dma, GFP_KERNEL);
 	rx->hbufs = kvcalloc(size, sizeof(*rx->hbufs), GFP_KERNEL);
 	rx->pbufs = kvcalloc(size, sizeof(*rx->pbufs), GFP_KERNEL);
+	if (rx->pack)
+		rx->pbias = kvcalloc(size, sizeof(*rx->pbias), GFP_KERNEL);
 	if (rx->xsk_pool)
 		rx->xsk_bufs = kvcalloc(size, sizeof(*rx->xsk_bufs),
 					GFP_KERNEL);
 	if (!rx->hbuf_ring || !rx->pbuf_ring || !rx->cmpl_ring ||
-	    !rx->hbufs || !rx->pbufs || (rx->xsk_pool && !rx->xsk_bufs))
+	    !rx->hbufs || !rx->pbufs || (rx->xsk_pool && !rx->xsk_bufs) ||
+	    (rx->pack && !rx->pbias))
 		return -ENOMEM;
 
 	if (!dmsnic_rx_post_hbufs(rx, GFP_KERNEL))
@@ -245,6 +266,44 @@ static int dmsnic_rx_alloc_rings(struct dmsnic_priv *priv,
 	return 0;
 }
 
+/*
+ * A packed buffer leaves the ring: drop the references no piece took (a
+ * piece's skb holds its own); the last one returns the buffer to its pool.
+ */
+static void dmsnic_rx_pack_end(struct dmsnic_rx_ring *rx, u32 id, bool napi)
+{
+	netmem_ref netmem = rx->pbufs[id];
+
+	rx->pbufs[id] = 0;
+	rx->pbuf_posted--;
+	if (rx->pack_id == id)
+		rx->pack_off = 0;
+	if (!page_pool_unref_netmem(netmem, rx->pbias[id]))
+		page_pool_put_unrefed_netmem(rx->pay_pp, netmem, -1, napi);
+}
+
+/* A posted payload buffer goes back to its pool (ring teardown). */
+static void dmsnic_rx_pbuf_free(struct dmsnic_rx_ring *rx, u32 id)
+{
+	if (rx->pack) {
+		dmsnic_rx_pack_end(rx, id, false);
+		return;
+	}
+	page_pool_put_full_netmem(rx->pay_pp, rx->pbufs[id], false);
+	rx->pbufs[id] = 0;
+}
+
+/*
+ * A stopped ring about to restart from slot 0 (dmsnic_rx_rewind()): the
+ * device forgets its current buffer, whose start skbs may still hold, so
+ * it leaves the ring; every other posted buffer is untouched.
+ */
+void dmsnic_rx_pack_rewind(struct dmsnic_rx_ring *rx)
+{
+	if (rx->pack && rx->pack_off)
+		dmsnic_rx_pack_end(rx, rx->pack_id, false);
+}
+
 /* Frees whatever part of @rx exists; the buffers go back to their pools. */
 void dmsnic_rx_free_ring(struct dmsnic_priv *priv, struct dmsnic_rx_ring *rx)
 {
@@ -260,10 +319,10 @@ void dmsnic_rx_free_ring(struct dmsnic_priv *priv, struct dmsnic_rx_ring *rx)
 					   false);
 	for (i = 0; rx->pbufs && i < rx->size; i++)
 		if (rx->pbufs[i])
-			page_pool_put_full_netmem(rx->pay_pp, rx->pbufs[i],
-						  false);
+			dmsnic_rx_pbuf_free(rx, i);
 	kvfree(rx->hbufs);
 	kvfree(rx->pbufs);
+	kvfree(rx->pbias);
 	if (rx->hbuf_ring)
 		dma_free_coherent(dev, rx->size * sizeof(*rx->hbuf_ring),
 				  rx->hbuf_ring, rx->hbuf_dma);
@@ -315,6 +374,14 @@ int dmsnic_rx_alloc(struct dmsnic_priv *priv, struct dmsnic_rx_ring *rx,
 		goto err_free;
 	}
 	rx->pay_pp = pp;
+	/*
+	 * Pack small payloads into shared buffers where the pages are ours.
+	 * A memory provider (devmem, zcrx) sizes its buffers for bulk
+	 * payloads, where packing saves nothing; XDP and AF_XDP want a frame
+	 * per buffer.
+	 */
+	rx->pack = (priv->caps & DMS_NIC_CAP_RXQ_PACK) && !rx->xdp &&
+		   !rx->xsk_pool && !pp->mp_ops;
 	err = dmsnic_xdp_rx_reg(priv, rx, idx);
 	if (err)
 		goto err_free;
@@ -367,7 +434,8 @@ static struct sk_buff *dmsnic_rx_skb_from_hdr(struct dmsnic_qp *qp,
  * such a frame is dropped.
  */
 static struct sk_buff *dmsnic_rx_skb_from_pay(struct dmsnic_qp *qp,
-					      netmem_ref netmem, u32 len)
+					      netmem_ref netmem, u32 len,
+					      const struct dmsnic_piece *pc)
 {
 	struct dmsnic_rx_ring *rx = &qp->rx;
 	void *va = netmem_address(netmem);
@@ -385,7 +453,8 @@ static struct sk_buff *dmsnic_rx_skb_from_pay(struct dmsnic_qp *qp,
 	}
 	if (len < ETH_HLEN)
 		goto drop;
-	page_pool_dma_sync_netmem_for_cpu(rx->pay_pp, netmem, 0, len);
+	page_pool_dma_sync_netmem_for_cpu(rx->pay_pp, netmem, pc->off, len);
+	va += pc->off;
 	skb = napi_alloc_skb(&qp->napi, DMSNIC_RX_COPY_MAX);
 	if (!skb)
 		goto drop;
@@ -394,8 +463,8 @@ static struct sk_buff *dmsnic_rx_skb_from_pay(struct dmsnic_qp *qp,
 			       min(len, DMSNIC_RX_COPY_MAX));
 	skb_put_data(skb, va, hlen);
 	if (len > hlen)
-		skb_add_rx_frag_netmem(skb, 0, netmem, hlen, len - hlen,
-				       rx->buf_size);
+		skb_add_rx_frag_netmem(skb, 0, netmem, pc->off + hlen,
+				       len - hlen, pc->truesize);
 	else
 		dmsnic_rx_put_pbuf(rx, netmem);
 	return skb;
@@ -406,7 +475,8 @@ drop:
 }
 
 static bool dmsnic_rx_add_frag(struct dmsnic_qp *qp, struct sk_buff *skb,
-			       netmem_ref netmem, u32 len)
+			       netmem_ref netmem, u32 len,
+			       const struct dmsnic_piece *pc)
 {
 	struct dmsnic_rx_ring *rx = &qp->rx;
 	int nr = skb_shinfo(skb)->nr_frags;
@@ -415,8 +485,8 @@ static bool dmsnic_rx_add_frag(struct dmsnic_qp *qp, struct sk_buff *skb,
 		dmsnic_rx_put_pbuf(rx, netmem);
 		return !len;
 	}
-	page_pool_dma_sync_netmem_for_cpu(rx->pay_pp, netmem, 0, len);
-	skb_add_rx_frag_netmem(skb, nr, netmem, 0, len, rx->buf_size);
+	page_pool_dma_sync_netmem_for_cpu(rx->pay_pp, netmem, pc->off, len);
+	skb_add_rx_frag_netmem(skb, nr, netmem, pc->off, len, pc->truesize);
 	return true;
 }
 
@@ -551,7 +621,8 @@ static netmem_ref dmsnic_rx_take_pbuf(struct dmsnic_rx_ring *rx, u16 id)
 static void dmsnic_rx_start_frame(struct dmsnic_qp *qp,
 				  const struct dms_rx_cmpl *c, u16 flags,
 				  const struct dmsnic_hbuf *hb, bool *have_hb,
-				  netmem_ref *netmem)
+				  netmem_ref *netmem,
+				  const struct dmsnic_piece *pc)
 {
 	struct dmsnic_rx_ring *rx = &qp->rx;
 	u32 pay_len = le32_to_cpu(c->pay_len);
@@ -568,11 +639,11 @@ static void dmsnic_rx_start_frame(struct dmsnic_qp *qp,
 		*have_hb = false;
 	}
 	if (*netmem && !(flags & DMS_RX_F_ERR)) {
-		if (skb && !dmsnic_rx_add_frag(qp, skb, *netmem, pay_len)) {
+		if (skb && !dmsnic_rx_add_frag(qp, skb, *netmem, pay_len, pc)) {
 			dev_kfree_skb_any(skb);
 			skb = NULL;
 		} else if (!skb && !(flags & DMS_RX_F_HDR)) {
-			skb = dmsnic_rx_skb_from_pay(qp, *netmem, pay_len);
+			skb = dmsnic_rx_skb_from_pay(qp, *netmem, pay_len, pc);
 		} else if (!skb) {
 			dmsnic_rx_put_pbuf(rx, *netmem);
 		}
@@ -589,24 +660,72 @@ static void dmsnic_rx_start_frame(struct dmsnic_qp *qp,
 }
 
 /*
+ * A piece of a packed buffer (NIC v1.9): it starts where the buffer's last
+ * piece ended, rounded up to DMS_NIC_PACK_ALIGN, or at 0 in a new buffer,
+ * and takes one of the buffer's references. The buffer leaves the ring
+ * once the device is done with it. A piece beyond the buffer, or more
+ * pieces than it can hold, is the device's bug: none is taken.
+ */
+static netmem_ref dmsnic_rx_take_piece(struct dmsnic_rx_ring *rx, u16 id,
+				       u32 len, u16 flags,
+				       struct dmsnic_piece *pc)
+{
+	netmem_ref netmem;
+	u32 off = 0, end;
+
+	if (id >= rx->size || !rx->pbufs[id])
+		return 0;
+	if (rx->pack_off && rx->pack_id != id)
+		/* The device left its buffer without saying so. */
+		dmsnic_rx_pack_end(rx, rx->pack_id, true);
+	else if (rx->pack_off)
+		off = rx->pack_off;
+	netmem = rx->pbufs[id];
+	if (len > rx->buf_size - off || rx->pbias[id] < 2) {
+		dmsnic_rx_pack_end(rx, id, true);
+		return 0;
+	}
+	rx->pbias[id]--;
+	end = off + ALIGN(len, DMS_NIC_PACK_ALIGN);
+	pc->off = off;
+	if ((flags & DMS_RX_F_PBUF_DONE) || end >= rx->buf_size) {
+		pc->truesize = rx->buf_size - off;
+		dmsnic_rx_pack_end(rx, id, true);
+	} else {
+		pc->truesize = end - off;
+		rx->pack_id = id;
+		rx->pack_off = end;
+	}
+	return netmem;
+}
+
+/*
  * Take the buffers a completion names out of their rings: *have_hb and
- * *netmem say which ones it had. A completion naming a buffer that is not
- * posted, or a payload longer than the buffer, is the device's bug: warn.
+ * *netmem say which ones it had, *pc where the payload is (@pc may be NULL
+ * on rings that never pack: XDP's). A completion naming a buffer that is
+ * not posted, or a payload longer than the buffer, is the device's bug:
+ * warn.
  */
 void dmsnic_rx_take_bufs(struct dmsnic_qp *qp, const struct dms_rx_cmpl *c,
 			 u16 flags, struct dmsnic_hbuf *hb, bool *have_hb,
-			 netmem_ref *netmem)
+			 netmem_ref *netmem, struct dmsnic_piece *pc)
 {
 	struct dmsnic_rx_ring *rx = &qp->rx;
 	u32 pay_len = le32_to_cpu(c->pay_len);
+	u16 id = le16_to_cpu(c->pbuf_id);
 
 	*have_hb = false;
 	*netmem = 0;
 	if (flags & DMS_RX_F_HDR)
 		*have_hb = dmsnic_rx_take_hbuf(rx, le16_to_cpu(c->hbuf_id), hb);
-	if (flags & DMS_RX_F_PAY)
-		*netmem = dmsnic_rx_take_pbuf(rx, le16_to_cpu(c->pbuf_id));
-	if (*netmem && pay_len > rx->buf_size) {
+	if ((flags & DMS_RX_F_PAY) && rx->pack) {
+		*netmem = dmsnic_rx_take_piece(rx, id, pay_len, flags, pc);
+	} else if (flags & DMS_RX_F_PAY) {
+		*netmem = dmsnic_rx_take_pbuf(rx, id);
+		if (pc)
+			*pc = (struct dmsnic_piece){ 0, rx->buf_size };
+	}
+	if (*netmem && !rx->pack && pay_len > rx->buf_size) {
 		dmsnic_rx_put_pbuf(rx, *netmem);
 		*netmem = 0;
 	}
@@ -623,6 +742,7 @@ static int dmsnic_rx_one(struct dmsnic_qp *qp, const struct dms_rx_cmpl *c)
 {
 	struct dmsnic_rx_ring *rx = &qp->rx;
 	u16 flags = le16_to_cpu(c->flags);
+	struct dmsnic_piece pc = {};
 	struct dmsnic_hbuf hb = {};
 	netmem_ref netmem;
 	struct sk_buff *skb;
@@ -632,12 +752,13 @@ static int dmsnic_rx_one(struct dmsnic_qp *qp, const struct dms_rx_cmpl *c)
 		return dmsnic_xsk_rx_one(qp, c);
 	if (rx->xdp)
 		return dmsnic_xdp_rx_one(qp, c);
-	dmsnic_rx_take_bufs(qp, c, flags, &hb, &have_hb, &netmem);
+	dmsnic_rx_take_bufs(qp, c, flags, &hb, &have_hb, &netmem, &pc);
 	if (flags & DMS_RX_F_SOP) {
-		dmsnic_rx_start_frame(qp, c, flags, &hb, &have_hb, &netmem);
+		dmsnic_rx_start_frame(qp, c, flags, &hb, &have_hb, &netmem,
+				      &pc);
 	} else if (netmem && rx->skb) {
 		if (!dmsnic_rx_add_frag(qp, rx->skb, netmem,
-					le32_to_cpu(c->pay_len))) {
+					le32_to_cpu(c->pay_len), &pc)) {
 			dev_kfree_skb_any(rx->skb);
 			rx->skb = NULL;
 		}

@@ -294,7 +294,7 @@ int dmsnic_xdp_rx_one(struct dmsnic_qp *qp, const struct dms_rx_cmpl *c)
 	netmem_ref netmem;
 	bool have_hb;
 
-	dmsnic_rx_take_bufs(qp, c, flags, &hb, &have_hb, &netmem);
+	dmsnic_rx_take_bufs(qp, c, flags, &hb, &have_hb, &netmem, NULL);
 	if (flags & DMS_RX_F_SOP) {
 		dmsnic_xdp_start(qp, c, flags, &hb, &have_hb, &netmem);
 	} else if (netmem && rx->xdp_building) {
