@@ -1,6 +1,7 @@
 """dmsnic end to end on a two-node cluster (one boot for the whole class):
 link, ping, iperf3 TCP both ways with header split on and off at MTU 1500
-and 9000, split counters, ntuple steering to queue 2, RSS, channels, RX
+and 9000, split counters, small payloads packed into shared payload
+buffers, ntuple steering to queue 2, RSS, channels, RX
 queue restarts through the queue-management API under traffic, and
 interrupt moderation (ethtool -C, adaptive-rx).
 
@@ -33,6 +34,36 @@ else:
     ynl.do("delete", {"ifindex": ifindex, "handle": {"scope": "queue", "id": int(sys.argv[3])}})
 """
 ADDR = {n: data_addr(n) for n in (0, 1)}
+# A UDP socket that holds what it gets (4 MiB receive buffer) until
+# /tmp/pack.go appears, then prints "rmem BYTES datagrams N": the memory
+# its queued datagrams charge it (SO_MEMINFO's rmem_alloc) and how many.
+HOLD_UDP = r"""
+import os, socket, struct, sys, time
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4 << 20)
+s.bind(("", int(sys.argv[1])))
+open("/tmp/pack.ready", "w").close()
+while not os.path.exists("/tmp/pack.go"):
+    time.sleep(0.1)
+rmem = struct.unpack("9I", s.getsockopt(socket.SOL_SOCKET, 55, 36))[0]  # SO_MEMINFO
+s.setblocking(False)
+n = 0
+try:
+    while s.recv(2048):
+        n += 1
+except BlockingIOError:
+    pass
+print(f"rmem {rmem} datagrams {n}")
+"""
+# ...and what node0 sends it: argv[3] datagrams of argv[4] bytes, 1 ms apart.
+SEND_UDP = r"""
+import socket, sys, time
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+for _ in range(int(sys.argv[3])):
+    s.sendto(b"p" * int(sys.argv[4]), (sys.argv[1], int(sys.argv[2])))
+    time.sleep(0.001)
+"""
+PACK_PORT, PACK_DATAGRAMS, PACK_PAYLOAD = 5300, 400, 200
 IPERF_SECONDS = 4
 # What each direction of the MTU/header-split tests sends: a byte count, not a
 # time, so that a slow guest (the debug kernel moves ~8 Mbit/s under TCG, less
@@ -252,6 +283,22 @@ class Nic(TwoNodes):
         finally:
             for n in (0, 1):
                 self.hds(n, 0)
+
+    def test_15_small_payloads_share_payload_buffers(self):
+        # NIC v1.9 PACK: 200-byte payloads share 4 KiB payload buffers, so
+        # each datagram charges its socket its header skb and a 256-byte
+        # piece, not a whole buffer (about 5 KiB a datagram without it).
+        self.sh(1, "rm -f /tmp/pack.ready /tmp/pack.go; "
+                f"python3 - {PACK_PORT} >/tmp/pack.out 2>&1 <<'EOF' &\n{HOLD_UDP}\nEOF\n"
+                "for i in $(seq 600); do [ -e /tmp/pack.ready ] && exit 0; sleep 0.1; done; exit 1")
+        self.sh(0, f"python3 - {ADDR[1]} {PACK_PORT} {PACK_DATAGRAMS} {PACK_PAYLOAD} <<'EOF'\n{SEND_UDP}\nEOF")
+        out = self.sh(1, "sleep 1; touch /tmp/pack.go; "
+                      "for i in $(seq 600); do grep -q datagrams /tmp/pack.out && break; sleep 0.1; done; "
+                      "cat /tmp/pack.out")
+        rmem, count = map(int, re.search(r"rmem (\d+) datagrams (\d+)", out).groups())
+        self.assertGreater(count, PACK_DATAGRAMS * 9 // 10, out)
+        self.assertLess(rmem / count, 2048, out)
+        self.results.append(f"{count} datagrams of {PACK_PAYLOAD} B charge {rmem // count} B each")
 
     def test_20_ntuple_steers_to_queue2(self):
         rif = self.ifname[1]
