@@ -210,7 +210,11 @@ bool GroAggregate::follows(const GroSegment &seg) const
 bool GroAggregate::room_for(size_t n, const GroLimits &lim) const
 {
 	const size_t len = frame.size() + n;
-	const size_t bufs = (len + lim.pbuf_size - 1) / lim.pbuf_size + (lim.pack ? 1 : 0);
+	// On a PACK queue the frame may start as far into a buffer as a fill
+	// (a multiple of DMS_NIC_PACK_ALIGN below the size) goes.
+	const size_t start =
+		lim.pack ? (lim.pbuf_size - 1) / DMS_NIC_PACK_ALIGN * DMS_NIC_PACK_ALIGN : 0;
+	const size_t bufs = (start + len + lim.pbuf_size - 1) / lim.pbuf_size;
 	const size_t ip_off = outer.l3 != L3::None ? outer.off : p.l3_off; // the outermost
 	return segs + 1 <= lim.max_segs && len - ip_off <= lim.max_bytes && bufs <= lim.max_bufs;
 }

@@ -24,8 +24,8 @@ struct GroLimits {
 	uint32_t max_bytes = 0; // IP packet bytes (IP header to the end)
 	uint32_t max_bufs = 0;	// payload buffers its frame may take
 	uint32_t pbuf_size = 1; // bytes per payload buffer
-	// PACK queue (v1.9): the frame may start inside a buffer and so touch
-	// one buffer more than its length needs.
+	// PACK queue (v1.9): the frame may start inside a buffer, at most
+	// one DMS_NIC_PACK_ALIGN step short of its end.
 	bool pack = false;
 };
 

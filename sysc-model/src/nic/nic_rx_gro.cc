@@ -9,7 +9,8 @@
 // aggregate never overtakes a frame of its own flow. Flushes: the
 // aggregate is full or the next segment would not fit (GRO_MAX_SEGS,
 // GRO_MAX_BYTES, payload buffers: DMS_NIC_GRO_MAX_BUFS or as many as the
-// host has posted, one more on a PACK queue), a segment with PSH or shorter than the first joined,
+// host has posted, counted from where a PACK queue's fill may start), a
+// segment with PSH or shorter than the first joined,
 // the queue idle for GRO_TIMEOUT_NS or the aggregate too old, the table
 // or the queue's aggregation memory full (the oldest goes), or GRO was
 // turned off. A queue that stops drops its aggregates.
