@@ -14,8 +14,12 @@ import json
 import os
 import sys
 import unittest
+from pathlib import Path
 
 from guestlib import DMSNIC_IF, TwoNodes, data_addr
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "qemu"))
+from contract import C  # noqa: E402
 
 NAME = f"ptp-test-{os.getpid()}"
 IF = DMSNIC_IF
@@ -312,7 +316,8 @@ class Ptp(TwoNodes):
         dev = next(iter(info.values()))
         self.assertEqual(dev["driver"], "dmsnic")
         self.assertRegex(dev["serial_number"], r"^[0-9a-f]{16}$")
-        self.assertEqual(dev["versions"]["running"]["fw"], "1.8")
+        major, minor = C.DMS_NIC_VERSION >> 16, C.DMS_NIC_VERSION & 0xffff
+        self.assertEqual(dev["versions"]["running"]["fw"], f"{major}.{minor}")
         # The netdev's port: physical, one lane, so it cannot be split (what
         # drivers/net/hw/devlink_port_split.py checks of a one-lane port).
         ports = json.loads(self.sh(0, "devlink -j port show"))["port"]
