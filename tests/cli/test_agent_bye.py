@@ -8,10 +8,13 @@ Here that order is made on purpose: the request is sent on the old
 connection after its bye, then that connection is closed and the agent's
 next one accepted. The command must run to its end and its exit reach the
 new connection. A client that leaves without bye still hangs up its command.
-No guest; a few seconds."""
+The agent runs with SIGHUP and SIGINT ignored, as under nohup or as a
+background job of a script: its commands must still start with them at
+their defaults. No guest; a few seconds."""
 
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -21,6 +24,11 @@ import unittest
 from pathlib import Path
 
 AGENT = Path(__file__).resolve().parents[2] / "guest" / "tools" / "dms-agent"
+
+
+def ignore_hup_and_int():
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 class Conn:
@@ -55,10 +63,13 @@ class Bye(unittest.TestCase):
         self.listener.bind(str(self.dir / "port"))
         self.listener.listen(1)
         self.listener.settimeout(10.0)
+        self.conns = []
         self.agent = subprocess.Popen([sys.executable, str(AGENT), "--port", f"unix:{self.dir / 'port'}"],
-                                      stderr=subprocess.DEVNULL)
+                                      stderr=subprocess.DEVNULL, preexec_fn=ignore_hup_and_int)
 
     def tearDown(self):
+        for conn in self.conns:
+            conn.sock.close()
         self.agent.kill()
         self.agent.wait()
         self.listener.close()
@@ -66,6 +77,7 @@ class Bye(unittest.TestCase):
 
     def accept(self) -> Conn:
         conn = Conn(self.listener.accept()[0])
+        self.conns.append(conn)
         conn.send(op="hello", id=f"hello-{time.monotonic()}")
         return conn
 
@@ -90,6 +102,13 @@ class Bye(unittest.TestCase):
         new.send(op="exec", id=2, argv=["sleep", "1.5"])
         self.assertEqual(new.wait("exit", 2)["status"], 0)
         self.assertFalse(os.path.exists(marker), "the command of a client that left ran on")
+
+    def test_kill_int_ends_the_command(self):
+        conn = self.accept()
+        conn.send(op="exec", id=1, argv=["sleep", "30"])
+        time.sleep(0.3)
+        conn.send(op="kill", id=1, signal="INT")
+        self.assertEqual(conn.wait("exit", 1)["status"], 128 + signal.SIGINT)
 
 
 if __name__ == "__main__":
