@@ -36,7 +36,7 @@ class Conn:
 
     def __init__(self, sock):
         self.sock, self.buf = sock, b""
-        sock.settimeout(10.0)
+        sock.settimeout(20.0)
 
     def send(self, **msg):
         self.sock.sendall(json.dumps(msg).encode() + b"\n")
@@ -95,11 +95,14 @@ class Bye(unittest.TestCase):
     def test_hang_up_without_bye_hangs_up_the_command(self):
         old = self.accept()
         marker = self.dir / "survived"
-        old.send(op="exec", id=1, argv=["sh", "-c", f"sleep 1; touch {marker}"])
+        old.send(op="exec", id=1, argv=["sh", "-c", f"sleep 5; touch {marker}"])
         time.sleep(0.3)
         old.sock.close()
         new = self.accept()
-        new.send(op="exec", id=2, argv=["sleep", "1.5"])
+        # Execs run one at a time, so this one ends after the old command:
+        # at once if the hang-up ended it, in 5 s with the marker if not.
+        # (The 5 s leave a loaded host's agent time to see the hang-up.)
+        new.send(op="exec", id=2, argv=["true"])
         self.assertEqual(new.wait("exit", 2)["status"], 0)
         self.assertFalse(os.path.exists(marker), "the command of a client that left ran on")
 
