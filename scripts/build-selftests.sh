@@ -1,5 +1,5 @@
 #!/bin/bash
-# build-selftests.sh SRC KOUT OUTDIR [LIBURING]
+# build-selftests.sh [--fixes DIR] SRC KOUT OUTDIR [LIBURING]
 #
 # Build and install the netdev driver selftests of kernel tree SRC, C helpers
 # included, against the uAPI headers of the kernel built in KOUT, with the
@@ -27,6 +27,11 @@
 # looks for to find the tree's root) under OUTDIR, deleted afterwards: SRC
 # stays clean. The uAPI headers come from 'make O=KOUT headers'.
 #
+# --fixes DIR: fixes to the tests themselves (DIR/*.patch, git format, paths
+# from the tree's top, in name order), applied to the scratch tree before the
+# build, each strictly (no fuzz) or the build fails; OUTDIR/fixes-applied.txt
+# lists the applied patches' file names.
+#
 # Always builds: the caller (tools/devmemsim/build.py) decides when, by its
 # cache key. Prints OUTDIR/kselftest.
 set -euo pipefail
@@ -37,7 +42,13 @@ die() {
 }
 log() { echo "build-selftests: $*" >&2; }
 
-[ $# -eq 3 ] || [ $# -eq 4 ] || die "usage: build-selftests.sh SRC KOUT OUTDIR [LIBURING]"
+fixes=""
+if [ "${1:-}" = --fixes ]; then
+	[ -d "${2:-}" ] || die "--fixes ${2:-}: no such directory"
+	fixes=$(cd "$2" && pwd -P)
+	shift 2
+fi
+[ $# -eq 3 ] || [ $# -eq 4 ] || die "usage: build-selftests.sh [--fixes DIR] SRC KOUT OUTDIR [LIBURING]"
 if ! [ -f "$1/Makefile" ] || ! [ -f "$1/Kconfig" ]; then
 	die "$1 is not a kernel source tree"
 fi
@@ -70,7 +81,8 @@ work="$outdir/.build"
 inst="$outdir/kselftest"
 buildlog="$outdir/build.log"
 missingf="$outdir/helpers-missing.txt"
-rm -rf "$work" "$inst" "$missingf"
+appliedf="$outdir/fixes-applied.txt"
+rm -rf "$work" "$inst" "$missingf" "$appliedf"
 trap 'rm -rf "$work"' EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
@@ -92,6 +104,18 @@ log "make O=$kout headers"
 
 log "copying the parts of $src it needs to a scratch tree"
 (cd "$src" && rsync -aR MAINTAINERS tools scripts Documentation/netlink include/uapi "$work/tree/")
+
+: >"$appliedf"
+if [ -n "$fixes" ]; then
+	for fix in "$fixes"/*.patch; do
+		[ -e "$fix" ] || continue
+		log "applying the test fix $(basename "$fix")"
+		patch -d "$work/tree" -p1 --batch --forward --fuzz=0 --no-backup-if-mismatch \
+			<"$fix" >>"$buildlog" 2>&1 ||
+			die "the test fix $fix does not apply to $src; see $buildlog"
+		basename "$fix" >>"$appliedf"
+	done
+fi
 
 cc=gcc
 if [ -n "$liburing" ]; then

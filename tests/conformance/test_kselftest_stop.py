@@ -47,7 +47,7 @@ CHILD = textwrap.dedent("""\
 
     kselftest.Session = Session
     kbuild = SimpleNamespace(artifacts=SimpleNamespace(kernel_version="7.3.4-test"), tree="tree",
-                             guest_root="/g", config_missing=[], helpers_missing={}, seconds={})
+                             guest_root="/g", config_missing=[], helpers_missing={}, test_fixes=[], seconds={})
     files = [kselftest.TestFile(rel, 45) for rel in ("a.py", "b.py", "c.py")]
     try:
         sys.exit(kselftest.run(kbuild, files, kselftest.cluster_plan("", 2), kselftest.Outputs(json=sys.argv[2])))

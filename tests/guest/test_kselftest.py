@@ -33,6 +33,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools"))
+from devmemsim.build import KSELFTEST_FIXES  # noqa: E402
 from devmemsim.paths import LAUNCHER, ROOT, cache_dir  # noqa: E402
 
 DEVMEM_CASES = ["check_rx", "check_tx", "check_tx_chunks", "check_rx_hds", "check_rx_large_niov"]
@@ -150,6 +151,8 @@ class PinnedKernel(unittest.TestCase):
         self.assertEqual(sorted(case_name(c.get("name")) for c in cases), sorted(DEVMEM_CASES))
         for c in cases:
             self.assertEqual([e.tag for e in c if e.tag in ("failure", "error", "skipped")], [], c.get("name"))
+        props = {p.get("name"): p.get("value") for p in root.iter("property")}
+        self.assertEqual(props.get("test_fixes"), " ".join(sorted(p.name for p in KSELFTEST_FIXES.glob("*.patch"))))
 
     def test_json_agrees(self):
         doc = json.loads(self.json.read_text())
@@ -158,6 +161,10 @@ class PinnedKernel(unittest.TestCase):
         self.assertEqual(f["status"], "ok", f)
         self.assertEqual({case_name(c["name"]): c["result"] for c in f["cases"]},
                          {name: "ok" for name in DEVMEM_CASES})
+        # The pinned kernel's tests carry every fix in guest/kselftest-fixes.
+        self.assertEqual([fix["patch"] for fix in doc["test_fixes"]],
+                         sorted(p.name for p in KSELFTEST_FIXES.glob("*.patch")))
+        self.assertTrue(all(fix["subject"] for fix in doc["test_fixes"]), doc["test_fixes"])
 
     def test_cases_streamed_then_summary(self):
         """Every case shows up on stdout as it finishes, well before the
@@ -242,6 +249,7 @@ class SecondTree(unittest.TestCase):
         doc = json.loads(out["json"].read_text())
         report_build(doc, run)
         self.assertEqual(Path(doc["tree"]).resolve(), COPY.resolve())
+        self.assertEqual(doc["test_fixes"], [])  # an own tree's tests run as the tree has them
         self.assertIn(MARKER, node_console(doc, "node0"))
         # The fragment applied: the selftests' wish for BTF is reported unmet.
         self.assertTrue(any(line.startswith("CONFIG_DEBUG_INFO_BTF:") for line in doc["config_missing"]),

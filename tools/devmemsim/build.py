@@ -62,6 +62,10 @@ LIBURING_VERSION = "2.15-1"
 # own (tools/testing/selftests/SELFTEST_CONFIGS).
 KSELFTEST_DEPS = ROOT / "configs" / "kernel" / "kselftest-deps.config"
 SELFTEST_CONFIGS = ["drivers/net/config", "drivers/net/hw/config"]
+# Fixes to the pinned kernel's selftests themselves (upstream-ready patches,
+# each with its evidence), applied to what the pinned runs install; an own
+# tree's tests run as the tree has them.
+KSELFTEST_FIXES = ROOT / "guest" / "kselftest-fixes"
 
 
 @dataclass
@@ -235,20 +239,50 @@ def build_liburing() -> Path | None:
         return None
 
 
-def build_selftests(src: Path, kout: Path, key: str, outdir: Path | None = None) -> tuple[Path, dict]:
+@dataclass
+class Selftests:
+    """A kselftest install of the netdev driver selftests (build_selftests)."""
+
+    path: Path
+    helpers_missing: dict  # helper name -> one-line reason
+    fixes: list  # the test fixes applied: {"patch": file name, "subject": its subject}
+
+
+def build_selftests(src: Path, kout: Path, key: str, outdir: Path | None = None,
+                    fixes: Path | None = None) -> Selftests:
     """The selftests' kselftest install with their C helpers, built from src
-    against kout's uAPI headers, cached by key (in CACHE/selftests-KEY unless
-    outdir is given). Returns (install dir, {helper: why it did not build})."""
-    key = digest(key, LIBURING_VERSION, SCRIPTS / "build-selftests.sh", SCRIPTS / "fetch-liburing.sh")[:16]
+    against kout's uAPI headers with the test fixes in fixes (a directory of
+    patches) applied, cached by key (in CACHE/selftests-KEY unless outdir is
+    given)."""
+    key = digest(key, LIBURING_VERSION, SCRIPTS / "build-selftests.sh", SCRIPTS / "fetch-liburing.sh",
+                 *([fixes] if fixes else []))[:16]
     out = outdir or cache_dir() / f"selftests-{key}"
     inst = out / "kselftest"
     if not stamped(out / "devmemsim.key", key) or not (inst / "kselftest-list.txt").is_file():
         log(f"building the selftests and their helpers from {src}")
         liburing = build_liburing()
-        run([SCRIPTS / "build-selftests.sh", src, kout, out, *([liburing] if liburing else [])],
+        run([SCRIPTS / "build-selftests.sh", *(["--fixes", fixes] if fixes else []), src, kout, out,
+             *([liburing] if liburing else [])],
             "building the selftests", capture=True, logname="selftests")
         (out / "devmemsim.key").write_text(key)
-    return inst, helpers_missing(out / "helpers-missing.txt")
+    applied = (out / "fixes-applied.txt").read_text().split()
+    return Selftests(inst, helpers_missing(out / "helpers-missing.txt"),
+                     [{"patch": name, "subject": patch_message(fixes / name)[0]} for name in applied])
+
+
+def patch_message(patch: Path) -> tuple[str, str]:
+    """A git-format patch's (subject, body): the Subject header unfolded and
+    without its [PATCH] tag, and the message up to the '---' line."""
+    head, _, rest = patch.read_text().partition("\n\n")
+    subject = re.search(r"^Subject: (.*(?:\n[ \t].*)*)", head, re.M)
+    subject = " ".join(subject.group(1).split()) if subject else patch.name
+    body = rest.split("\n---\n", 1)[0]
+    return re.sub(r"^\[PATCH[^\]]*\]\s*", "", subject), body.strip()
+
+
+def patch_files(patch: Path) -> list:
+    """The files a patch changes, from the tree's top."""
+    return re.findall(r"^\+\+\+ b/(\S+)", patch.read_text(), re.M)
 
 
 def helpers_missing(listing: Path) -> dict:
@@ -399,8 +433,8 @@ def build_guest(qemu: Path, flavour: str = "") -> Artifacts:
     return build_pinned(qemu, flavour)[0]
 
 
-def build_pinned(qemu: Path, flavour: str = "") -> tuple[Artifacts, Path, dict, dict]:
-    """build_guest's work: (artifacts, source tree, helpers missing,
+def build_pinned(qemu: Path, flavour: str = "") -> tuple[Artifacts, Path, Selftests, dict]:
+    """build_guest's work: (artifacts, source tree, the selftests' install,
     seconds per step)."""
     flavour = flavour or kernel_flavour()
     seconds = {}
@@ -410,11 +444,11 @@ def build_pinned(qemu: Path, flavour: str = "") -> tuple[Artifacts, Path, dict, 
         kos = build_modules(kout, flavour)
     with timed(seconds, "helpers"):
         # The uAPI headers are the same for every flavour: one build.
-        selftests, missing = build_selftests(src, kout, src.name)
+        selftests = build_selftests(src, kout, src.name, fixes=KSELFTEST_FIXES)
     rootfs = build_rootfs()
     with timed(seconds, "payload"):
-        payload = build_payload(kos, selftests, src, guest_dir(flavour))
-    return Artifacts(qemu=qemu, bzimage=bz, kernel_version=release, rootfs=rootfs, payload=payload), src, missing, seconds
+        payload = build_payload(kos, selftests.path, src, guest_dir(flavour))
+    return Artifacts(qemu=qemu, bzimage=bz, kernel_version=release, rootfs=rootfs, payload=payload), src, selftests, seconds
 
 
 class timed:
@@ -439,6 +473,7 @@ class KselftestBuild:
     guest_root: str  # the selftests' directory in the guest
     config_missing: list  # "CONFIG_X: fragment F asks y, .config has n" lines (own tree only)
     helpers_missing: dict  # helper name -> one-line reason
+    test_fixes: list  # Selftests.fixes: the fixes applied to the tests (pinned kernel only)
     seconds: dict  # what each build step took this run ("kernel", "modules", "helpers", "payload")
 
 
@@ -455,8 +490,9 @@ def build_kselftest(tree: Path | None, fragments: list) -> KselftestBuild:
         if tree is None:
             if fragments:
                 raise UsageError("--config needs --kernel-tree (the pinned kernel's configuration is fixed)")
-            artifacts, src, missing, seconds = build_pinned(qemu, "default")
-            return KselftestBuild(artifacts, src, KSELFTEST_GUEST_ROOT, [], missing, seconds)
+            artifacts, src, selftests, seconds = build_pinned(qemu, "default")
+            return KselftestBuild(artifacts, src, KSELFTEST_GUEST_ROOT, [], selftests.helpers_missing,
+                                  selftests.fixes, seconds)
         return build_tree(qemu, tree_dir(tree), [Path(f) for f in fragments])
 
 
@@ -486,14 +522,15 @@ def build_tree(qemu: Path, src: Path, fragments: list) -> KselftestBuild:
             raise TreeBroken(f"{e} (against {src})") from None
     with timed(seconds, "helpers"):
         try:
-            selftests, missing = build_selftests(src, kout, tree_inputs_key(src), where / "helpers")
+            selftests = build_selftests(src, kout, tree_inputs_key(src), where / "helpers")
         except Failure as e:
             raise TreeBroken(str(e)) from None
     rootfs = build_rootfs()
     with timed(seconds, "payload"):
-        payload = build_payload(kos, selftests, src, where)
+        payload = build_payload(kos, selftests.path, src, where)
     artifacts = Artifacts(qemu=qemu, bzimage=bz, kernel_version=release, rootfs=rootfs, payload=payload)
-    return KselftestBuild(artifacts, src, KSELFTEST_GUEST_ROOT, config_missing, missing, seconds)
+    return KselftestBuild(artifacts, src, KSELFTEST_GUEST_ROOT, config_missing, selftests.helpers_missing,
+                          selftests.fixes, seconds)
 
 
 def build_tree_kernel(src: Path, where: Path, fragments: list):

@@ -22,7 +22,7 @@ import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from . import clusterfile, console, ktap
+from . import build, clusterfile, console, ktap
 from .addressing import container_prefix6, data_link
 from .agent import Agent
 from .cluster import Cluster, Machine
@@ -712,6 +712,8 @@ def run(kbuild, files: list, plan: clusterfile.Plan, outputs: Outputs) -> int:
     (build.KselftestBuild); exit status: 0 all passed (skips allowed), 1 a
     failure."""
     keep = outputs.consoles_prefix()
+    for fix in kbuild.test_fixes:
+        log(f"the tests carry a fix: {fix['subject']} ({build.KSELFTEST_FIXES.relative_to(ROOT) / fix['patch']})")
     session = Session(kbuild.artifacts, plan, kbuild.guest_root, keep)
     results, first = [], None
     started = time.monotonic()
@@ -728,6 +730,7 @@ def run(kbuild, files: list, plan: clusterfile.Plan, outputs: Outputs) -> int:
         meta = {
             "kernel": kbuild.artifacts.kernel_version, "tree": str(kbuild.tree), "guest_root": kbuild.guest_root,
             "config_missing": kbuild.config_missing, "helpers_missing": kbuild.helpers_missing,
+            "test_fixes": kbuild.test_fixes,
             "build_seconds": kbuild.seconds, "nodes": len(plan.nodes),
             **({} if default_cluster(plan) else {"cluster": plan.source}),
             "runner": "run_kselftest.sh" if session.runner else "direct",
@@ -753,6 +756,8 @@ def write_outputs(outputs: Outputs, results: list, meta: dict) -> None:
     if outputs.ktap:
         ktap.write_ktap(outputs.ktap, results)
     if outputs.junit:
-        ktap.write_junit(outputs.junit, results, {k: meta[k] for k in ("kernel", "tree", "runner")})
+        props = {k: meta[k] for k in ("kernel", "tree", "runner")}
+        props["test_fixes"] = " ".join(f["patch"] for f in meta["test_fixes"])
+        ktap.write_junit(outputs.junit, results, props)
     if outputs.json:
         ktap.write_json(outputs.json, results, meta)
