@@ -12,7 +12,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "cli"))
 from clilib import cli  # noqa: E402
-from devmemsim import conformance, kselftest  # noqa: E402
+from devmemsim import build, conformance, kselftest  # noqa: E402
 
 REASONS = """\
 [[reason]]
@@ -179,6 +179,31 @@ class Conformance(unittest.TestCase):
         reasons.write_text('[[test_bug]]\nfile = "hw/tso.py"\nreason = "r s t u"\n')
         p = self.conform(run_json(self.dir / "tree"), reasons=reasons)
         self.assertIn("test_bug 1: a test bug names its case and the failure it 'says'", p.stderr)
+
+    def test_test_fixes(self):
+        """The fixes a run's tests carried (kselftest's test_fixes, the shipped
+        patches) are listed under Test fixes with their message, and the file
+        a fix changes is marked in the Files table; a run without fixes has
+        no such section."""
+        fix = sorted(build.KSELFTEST_FIXES.glob("*.patch"))[0]
+        subject, body = build.patch_message(fix)
+        fixed = [f for f in build.patch_files(fix) if f.startswith(f"{kselftest.SELFTESTS}/{kselftest.NET}/")]
+        self.assertTrue(fixed, f"{fix.name} changes no file of the set")
+        test = fixed[0].removeprefix(f"{kselftest.SELFTESTS}/")
+        collection, _, name = test.rpartition("/")
+        cases = dict(CASES, **{f"{collection}:{name}": [("case", "ok", "")]})
+        run = run_json(self.dir / "tree", cases)
+        run["test_fixes"] = [{"patch": fix.name, "subject": subject}]
+        p = self.conform(run)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        text = self.out.read_text()
+        self.assertIn("## Test fixes", text)
+        self.assertIn(f"- **{subject}** (`guest/kselftest-fixes/{fix.name}`): {' '.join(body.split())[:60]}", text)
+        rel = conformance.rel_of(f"{collection}:{name}")
+        self.assertIn(f"| [{rel}](#{conformance.anchor(rel)}) | 1 | 0 | 0 | 0 | [test fix](#test-fixes) |", text)
+        self.assertIn("The tests carry 1 fix(es) of their own", text)
+        self.assertEqual(self.conform(run_json(self.dir / "tree")).returncode, 0)
+        self.assertNotIn("Test fixes", self.out.read_text())
 
     def test_check(self):
         run = run_json(self.dir / "tree")

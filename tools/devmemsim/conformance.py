@@ -94,6 +94,18 @@ class Report:
         """(file, row) of each fail a test_bug entry explains."""
         return [(f.rel, r) for f in self.files for r in f.rows if r.test_bug]
 
+    def test_fixes(self) -> list:
+        """The fixes the run's tests carried (kselftest's test_fixes)."""
+        return self.meta.get("test_fixes") or []
+
+
+def fixed_files(fix: dict) -> list:
+    """The files under drivers/net a test fix changes (hw/rss_drv.py), when
+    its patch is here."""
+    patch = build.KSELFTEST_FIXES / fix["patch"]
+    prefix = f"{kselftest.SELFTESTS}/{kselftest.NET}/"
+    return [f.removeprefix(prefix) for f in build.patch_files(patch) if f.startswith(prefix)] if patch.is_file() else []
+
 
 # ---- inputs ---------------------------------------------------------------
 
@@ -246,6 +258,10 @@ def header(report: Report) -> list:
     if bugs and not report.errors:
         verdict = (f"**Conformant**: no fail but {bugs} the test itself causes on every NIC (listed under "
                    "[Test bugs](#test-bugs), with the evidence); every skip and xfail has a written reason.")
+    fixes = report.test_fixes()
+    if fixes:
+        verdict += (f" The tests carry {len(fixes)} fix(es) of their own, listed under "
+                    "[Test fixes](#test-fixes) with the evidence.")
     return [
         "# Conformance: the kernel's netdev driver selftests on devmemsim",
         "",
@@ -268,6 +284,7 @@ def header(report: Report) -> list:
 
 def files_table(report: Report) -> list:
     lines = ["## Files", "", "| file | ok | fail | skip | xfail | |", "|---|--:|--:|--:|--:|---|"]
+    fixed = {rel for fix in report.test_fixes() for rel in fixed_files(fix)}
     for f in report.files:
         if f.excluded:
             lines.append(f"| {cell(f.rel)} | | | | | excluded: {cell(f.excluded)} |")
@@ -275,6 +292,8 @@ def files_table(report: Report) -> list:
             counts = " | ".join(str(f.count(r)) for r in ("ok", "fail", "skip", "xfail"))
             bugs = sum(r.test_bug for r in f.rows)
             mark = "FAIL" if f.count("fail") > bugs else "test bug" if bugs else ""
+            if f.rel in fixed:
+                mark = ", ".join(filter(None, [mark, "[test fix](#test-fixes)"]))
             lines.append(f"| [{cell(f.rel)}](#{anchor(f.rel)}) | {counts} | {mark} |")
     return lines + [""]
 
@@ -304,8 +323,26 @@ def render(report: Report) -> str:
     if report.test_bugs():
         lines += ["## Test bugs", "", "Cases that fail on every NIC because of the test itself, with the evidence:", ""]
         lines += [f"- {cell(rel)} {cell(r.case)}: {cell(r.why)}" for rel, r in report.test_bugs()] + [""]
+    lines += fixes_section(report.test_fixes())
     lines += cases_tables(report)
     return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def fixes_section(fixes: list) -> list:
+    """Each fix the tests carried: its subject, patch and message (the
+    evidence that the unfixed test fails on every NIC)."""
+    if not fixes:
+        return []
+    where = build.KSELFTEST_FIXES.relative_to(ROOT)
+    lines = ["## Test fixes", "",
+             f"Fixes to the tests themselves that the run carried (patches in `{where}/`, applied to the",
+             "pinned kernel's selftests when they are built; a `--kernel-tree` run uses the tree's tests as",
+             "they are). Each says why the test as it stands fails on every NIC:", ""]
+    for fix in fixes:
+        patch = build.KSELFTEST_FIXES / fix["patch"]
+        body = build.patch_message(patch)[1] if patch.is_file() else "(the patch is not in this checkout)"
+        lines.append(f"- **{cell(fix['subject'])}** (`{where}/{fix['patch']}`): {cell(body)}")
+    return lines + [""]
 
 
 # ---- the command --------------------------------------------------------------
