@@ -81,6 +81,19 @@ class FailureReasons(unittest.TestCase):
                  "# Exception| "]
         self.assertEqual(ktap.failure_reason(notes), "subprocess.TimeoutExpired: late")
 
+    def test_json_summary_keeps_a_failed_cases_output(self):
+        """A failed case's own output (its notes before the result line)
+        reaches the JSON summary, as it does the KTAP and JUnit files; a
+        passed case carries none."""
+        parser = ktap.Parser(0)
+        lines = ["TAP version 13", "1..2", "# STATS: received=777 wire=1024", "not ok 1 gro.test_order",
+                 "# chatter", "ok 2 gro.test_data"]
+        cases = [c for c in (parser.feed(line) for line in lines) if c]
+        doc = ktap.summary([ktap.FileResult("drivers/net:gro.py", status="fail", cases=cases)], {})
+        failed, passed = doc["files"][0]["cases"]
+        self.assertIn("STATS: received=777 wire=1024", failed["log"])
+        self.assertNotIn("log", passed)
+
 
 if __name__ == "__main__":
     unittest.main(verbosity=2)

@@ -350,8 +350,8 @@ def summary(results: list, meta: dict) -> dict:
             "test": res.test, "status": res.status, "reason": res.reason,
             "seconds": round(res.seconds, 2), "run_seconds": round(res.run_seconds, 2),
             "exit_code": res.exit_code,
-            "cases": [{"name": c.name, "result": c.result, "reason": c.reason, "seconds": c.seconds}
-                      for c in res.cases],
+            "cases": [{"name": c.name, "result": c.result, "reason": c.reason, "seconds": c.seconds,
+                       **({"log": c.log} if c.result == "fail" else {})} for c in res.cases],
             "problems": [{"kind": p.kind, "node": p.node, "message": p.message} for p in res.problems],
             "complaints": res.complaints(),
         })
