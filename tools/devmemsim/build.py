@@ -444,7 +444,8 @@ def build_pinned(qemu: Path, flavour: str = "") -> tuple[Artifacts, Path, Selfte
         kos = build_modules(kout, flavour)
     with timed(seconds, "helpers"):
         # The uAPI headers are the same for every flavour: one build.
-        selftests = build_selftests(src, kout, src.name, fixes=KSELFTEST_FIXES)
+        fixes = KSELFTEST_FIXES if KSELFTEST_FIXES.is_dir() else None  # git keeps no empty directory
+        selftests = build_selftests(src, kout, src.name, fixes=fixes)
     rootfs = build_rootfs()
     with timed(seconds, "payload"):
         payload = build_payload(kos, selftests.path, src, guest_dir(flavour))
