@@ -216,6 +216,9 @@ struct dmsnic_rx_stats {
 	u64 alloc_fail;
 	u64 hdr_unreadable;	/* dropped: headers in devmem payload buffer */
 	u64 csum_unreadable;	/* dropped: devmem payload, checksum unverified */
+	/* Completions naming a buffer not posted, or more than it holds */
+	u64 bad_cmpl;
+	u64 hw_gro_bad;		/* dropped: GSO metadata the frame belies */
 	/* Hardware GRO: coalesced frames handed up and the wire frames in them */
 	u64 hw_gro_packets;
 	u64 hw_gro_bytes;

@@ -38,6 +38,8 @@ static const struct dmsnic_stat dmsnic_rxq_stats[] = {
 	DMSNIC_STAT("alloc_fail", rx_stats.alloc_fail),
 	DMSNIC_STAT("hdr_unreadable", rx_stats.hdr_unreadable),
 	DMSNIC_STAT("csum_unreadable", rx_stats.csum_unreadable),
+	DMSNIC_STAT("bad_cmpl", rx_stats.bad_cmpl),
+	DMSNIC_STAT("hw_gro_bad", rx_stats.hw_gro_bad),
 	DMSNIC_STAT("hw_gro_packets", rx_stats.hw_gro_packets),
 	DMSNIC_STAT("hw_gro_bytes", rx_stats.hw_gro_bytes),
 	DMSNIC_STAT("hw_gro_wire_packets", rx_stats.hw_gro_wire_packets),
