@@ -1,10 +1,28 @@
-"""The CLI's answers to bad input: one line naming the problem, exit 2."""
+"""The CLI's answers to bad input: one line naming the problem, exit 2.
+And to a node that dies under a command (exit 3, the kernel's report and the
+console's path): the console watcher (console.Watch) on console files the
+test writes, and `exec` on a fake node -- a process standing for its QEMU,
+a console file, and dms-agent run here behind its NODE.ctl. No guest boots."""
 
+import contextlib
+import io
+import json
 import os
+import select
+import signal
+import socket
+import subprocess
+import sys
 import tempfile
+import threading
+import time
 import unittest
+from pathlib import Path
+from unittest import mock
 
 from clilib import cli
+from devmemsim import agent, cli as devmemsim_cli, console
+from devmemsim.errors import GuestDied
 
 
 class BadInput(unittest.TestCase):
@@ -87,6 +105,231 @@ class BadInput(unittest.TestCase):
 
     def test_kselftest_needs_two_nodes(self):
         self.assertOneLineError(cli("kselftest", "--nodes", "1", "hw/devmem.py"), "--nodes 1")
+
+
+# Console lines as the kernel writes them (7.3: an oops and a WARN).
+OOPS = """\
+[   41.201811] BUG: unable to handle page fault for address: ffffc90000a3f000
+[   41.202410] #PF: supervisor write access in kernel mode
+[   41.202871] #PF: error_code(0x0002) - not-present page
+[   41.203342] PGD 100000067 P4D 100000067 PUD 1001bf067 PMD 1045e2067 PTE 0
+[   41.203989] Oops: Oops: 0002 [#1] SMP NOPTI
+[   41.204351] CPU: 1 UID: 0 PID: 312 Comm: python3 Tainted: G           O        7.3.4 #1
+[   41.205100] RIP: 0010:vmf_insert_pfn_prot+0x5a/0x1a0
+[   41.205561] Call Trace:
+[   41.205781]  <TASK>
+[   41.205990]  dmsgpu_vm_fault+0x6d/0xb0 [dmsgpu]
+[   41.206402]  __do_fault+0x33/0x110
+[   41.206733]  do_fault+0x2c1/0x4f0
+[   41.207054]  handle_mm_fault+0x7c9/0xd60
+[   41.207402]  do_user_addr_fault+0x1a5/0x650
+[   41.207770]  exc_page_fault+0x6b/0x150
+[   41.208112]  asm_exc_page_fault+0x26/0x30
+[   41.208450]  </TASK>
+"""
+WARN = """\
+[   12.000100] ------------[ cut here ]------------
+[   12.000200] dmsnic: ring 3 stopped twice
+[   12.000300] WARNING: drivers/net/dmsnic/dmsnic_main.c:812 at dmsnic_stop_ring+0x41/0x90 [dmsnic], CPU#0: ip/201
+"""
+
+
+class ConsoleWatch(unittest.TestCase):
+    def setUp(self):
+        tmp = tempfile.TemporaryDirectory()
+        self.addCleanup(tmp.cleanup)
+        self.path = Path(tmp.name) / "node0.console"
+        self.path.write_text("[    0.000000] Linux version 7.3.4\n")
+
+    def write(self, text: str):
+        with open(self.path, "a") as f:
+            f.write(text)
+
+    def test_reads_only_what_came_after_its_start(self):
+        self.write(OOPS)  # before the watch: another command's
+        w = console.Watch("node0", self.path)
+        self.assertEqual(w.poll(now=10.0, final=True), [])
+        self.write(WARN + "[   12.1] dmsnic 0000:03:00.0: ring 3 restarted\n" * 20)
+        reports = w.poll(now=11.0)
+        self.assertEqual(w.offset, self.path.stat().st_size)
+        self.assertEqual(len(reports), 1)
+        self.assertFalse(reports[0].fatal)
+        # From its "cut here" on (the WARN's message is above "WARNING:").
+        self.assertIn("cut here", reports[0].lines[0])
+        self.assertEqual(len(reports[0].lines), console.SHOWN_LINES)
+        self.assertTrue(reports[0].headline.startswith("WARNING: drivers/net/dmsnic/dmsnic_main.c:812"))
+        self.assertEqual(w.poll(now=20.0), [])
+
+    def test_a_report_is_whole_when_the_console_pauses(self):
+        w = console.Watch("node0", self.path)
+        self.write(OOPS[:OOPS.index("[   41.204351]")])  # 5 lines: more may come
+        self.assertEqual(w.poll(now=100.0), [])
+        self.assertEqual(w.poll(now=100.0 + console.SETTLE / 2), [])
+        reports = w.poll(now=100.0 + console.SETTLE)
+        self.assertEqual(len(reports), 1)
+        self.assertTrue(reports[0].fatal)
+        self.assertEqual(reports[0].headline, "BUG: unable to handle page fault for address: ffffc90000a3f000")
+        self.assertEqual(len(reports[0].lines), 5)
+
+    def test_a_line_written_in_two_parts_is_read_whole(self):
+        w = console.Watch("node0", self.path)
+        self.write("[   41.201811] BU")
+        self.assertEqual(w.poll(now=1.0, final=True), [])
+        self.write("G: kernel NULL pointer dereference, address: 0000000000000008\n")
+        reports = w.poll(now=2.0, final=True)
+        self.assertEqual([r.headline for r in reports], ["BUG: kernel NULL pointer dereference, address: "
+                                                         "0000000000000008"])
+
+    def test_a_gone_nodes_unfinished_last_line_counts(self):
+        w = console.Watch("node0", self.path)
+        self.write("[   50.1] sysrq: Trigger a crash\n[   50.2] Kernel panic - not syncing: sysrq triggered crash")
+        self.assertEqual(w.poll(now=1.0, final=True), [])
+        reports = w.end()
+        self.assertEqual(len(reports), 1)
+        self.assertTrue(reports[0].fatal)
+        self.assertIn(str(self.path), reports[0].text())
+
+    def test_which_reports_end_a_wait(self):
+        for line in ("BUG: KASAN: slab-use-after-free in dmsgpu_release+0x1c/0x80",
+                     "Oops: general protection fault, probably for non-canonical address 0xdead: 0000 [#1]",
+                     "kernel BUG at mm/memory.c:2391!",
+                     "Kernel panic - not syncing: Fatal exception",
+                     "rcu: INFO: rcu_preempt detected stalls on CPUs/tasks:",
+                     "INFO: task ncdevmem:301 blocked for more than 122 seconds."):
+            self.assertTrue(console.is_fatal(line), line)
+        for line in ("WARNING: net/core/devmem.c:205 at net_devmem_bind_dmabuf+0x2c/0x5c0, CPU#0: ncdevmem/169",
+                     "WARNING: possible circular locking dependency detected",
+                     "kmemleak: 2 new suspected memory leaks (see /sys/kernel/debug/kmemleak)",
+                     "dmsnic 0000:03:00.0: NETDEV WATCHDOG: eth1 (dmsnic): transmit queue 0 timed out",
+                     "dmsgpu 0000:04:00.0: devmemsim GPU v1.3: 256 MiB device memory"):
+            self.assertFalse(console.is_fatal(line), line)
+
+
+AGENT = Path(__file__).resolve().parents[2] / "guest" / "tools" / "dms-agent"
+
+
+class FakeNode:
+    """node0 of cluster "c" under run_dir, without QEMU or guest: a sleep
+    stands for its QEMU (node0.pid), the test writes its console, and
+    dms-agent runs here on its test transport behind node0.ctl, where a
+    relay stands for QEMU's chardev (a host that leaves hangs the agent up)."""
+
+    def __init__(self, run_dir: Path):
+        self.dir = run_dir / "c"
+        self.dir.mkdir(parents=True)
+        (self.dir / "cluster.json").write_text(json.dumps({"nodes": [{"name": "node0", "nics": []}]}))
+        self.console = self.dir / "node0.console"
+        self.console.write_text("[    0.000000] Linux version 7.3.4\n")
+        self.qemu = subprocess.Popen(["sleep", "600"])
+        (self.dir / "node0.pid").write_text(str(self.qemu.pid))
+        self.host_side, self.guest_side = (self.listen(self.dir / name) for name in ("node0.ctl", "guest.sock"))
+        threading.Thread(target=self.relay, daemon=True).start()
+        self.agent = subprocess.Popen([sys.executable, str(AGENT), "--port", f"unix:{self.dir / 'guest.sock'}"],
+                                      stderr=subprocess.DEVNULL)
+
+    @staticmethod
+    def listen(path: Path) -> socket.socket:
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.bind(str(path))
+        s.listen(1)
+        return s
+
+    def relay(self):
+        while True:
+            try:
+                guest, host = self.guest_side.accept()[0], self.host_side.accept()[0]
+            except OSError:
+                return
+            with guest, host:
+                ends = {guest: host, host: guest}
+                while all(s.fileno() >= 0 for s in ends):
+                    ready, _, _ = select.select(list(ends), [], [], 1.0)
+                    data = [(s, s.recv(65536)) for s in ready]
+                    if any(not d for _, d in data):
+                        break
+                    for s, d in data:
+                        ends[s].sendall(d)
+
+    def write(self, text: str, after: float = 0.5):
+        """Append text to the console after a while (the command runs)."""
+        def append():
+            with open(self.console, "a") as f:
+                f.write(text)
+        threading.Timer(after, append).start()
+
+    def close(self):
+        for p in (self.agent, self.qemu):
+            p.kill()
+            p.wait()
+        self.host_side.close()
+        self.guest_side.close()
+
+
+class DyingNode(unittest.TestCase):
+    """`devmemsim exec` on a node that dies under its command: exit 3
+    within seconds, with the report and the console's path."""
+
+    def setUp(self):
+        tmp = tempfile.TemporaryDirectory(prefix="dms-")
+        self.addCleanup(tmp.cleanup)
+        env = mock.patch.dict(os.environ, {"DEVMEMSIM_RUNDIR": tmp.name})
+        env.start()
+        self.addCleanup(env.stop)
+        self.node = FakeNode(Path(tmp.name))
+        self.addCleanup(self.node.close)
+
+    def exec(self, *argv):
+        """(exit status, stderr, seconds) of `devmemsim exec node0 --name c -- ARGV`."""
+        out, err = (io.TextIOWrapper(io.BytesIO(), write_through=True) for _ in range(2))
+        started = time.monotonic()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            status = devmemsim_cli.main(["exec", "node0", "--name", "c", "--", *argv])
+        return status, err.buffer.getvalue().decode(), time.monotonic() - started
+
+    def test_an_oops_ends_a_command_that_hangs(self):
+        self.node.write(OOPS)
+        status, err, seconds = self.exec("sleep", "60")
+        self.assertEqual(status, GuestDied.status, err)
+        self.assertLess(seconds, 10)
+        self.assertIn("devmemsim: node0 died: its kernel reported: BUG: unable to handle page fault", err)
+        self.assertIn(f"console {self.node.console}:", err)
+        self.assertIn("dmsgpu_vm_fault+0x6d/0xb0 [dmsgpu]", err)  # the report's lines
+        self.assertNotIn("asm_exc_page_fault", err)  # its first SHOWN_LINES only
+
+    def test_a_warning_is_shown_and_the_command_goes_on(self):
+        self.node.write(WARN)
+        status, err, _ = self.exec("sh", "-c", "sleep 3; exit 7")
+        self.assertEqual(status, 7, err)
+        self.assertIn("devmemsim: node0: kernel: WARNING: drivers/net/dmsnic/dmsnic_main.c:812", err)
+        self.assertIn("dmsnic: ring 3 stopped twice", err)
+
+    def test_what_came_before_the_command_is_not_its(self):
+        with open(self.node.console, "a") as f:
+            f.write(OOPS)
+        status, err, _ = self.exec("true")
+        self.assertEqual((status, err), (0, ""))
+
+    def test_qemu_exit_ends_the_command(self):
+        threading.Timer(0.5, self.node.qemu.kill).start()
+        status, err, seconds = self.exec("sleep", "60")
+        self.assertEqual(status, GuestDied.status, err)
+        self.assertLess(seconds, 10)
+        self.assertIn("devmemsim: node0 died: its QEMU exited", err)
+        self.assertIn("Linux version 7.3.4", err)  # the console's last lines
+
+    def test_a_silent_agent_ends_the_command(self):
+        threading.Timer(0.5, self.node.agent.send_signal, [signal.SIGSTOP]).start()
+        with mock.patch.object(agent, "PING_AFTER", 0.5), mock.patch.object(agent, "SILENT_LIMIT", 2.0):
+            status, err, seconds = self.exec("sleep", "60")
+        self.assertEqual(status, GuestDied.status, err)
+        self.assertLess(seconds, 10)
+        self.assertIn("devmemsim: node0 died: its agent answered nothing for 2 s", err)
+
+    def test_a_quiet_command_is_no_silent_agent(self):
+        # The agent answers the pings while the command runs.
+        with mock.patch.object(agent, "PING_AFTER", 0.5), mock.patch.object(agent, "SILENT_LIMIT", 2.0):
+            status, err, _ = self.exec("sleep", "4")
+        self.assertEqual((status, err), (0, ""))
 
 
 if __name__ == "__main__":

@@ -12,6 +12,18 @@ import time
 
 from .errors import Failure
 
+# A watched exec (exec(watch=...)): how often the caller looks at the nodes
+# while the command runs; after how long without a word the agent is asked
+# whether it is still there (a hello, which it answers at once even while a
+# command runs); after how long without any answer the node is given up.
+LOOK_EVERY = 0.5
+PING_AFTER = 10.0
+SILENT_LIMIT = 120.0
+
+
+class Silent(Failure):
+    """The agent answered nothing, not even a hello, for SILENT_LIMIT s."""
+
 
 class Agent:
     def __init__(self, path, timeout: float = 300.0):
@@ -118,8 +130,11 @@ class Agent:
             if pred(msg):
                 return msg
 
-    def exec(self, argv, out=None, err=None, timeout: float = 0) -> int:
-        """Run argv in the guest, streaming its output; returns its status."""
+    def exec(self, argv, out=None, err=None, timeout: float = 0, watch=None) -> int:
+        """Run argv in the guest, streaming its output; returns its status.
+        watch(), if given, is called every LOOK_EVERY s while the command
+        runs and may raise to stop waiting (the caller's look at the
+        nodes); an agent silent for SILENT_LIMIT s then raises Silent."""
         out = out or sys.stdout.buffer
         err = err or sys.stderr.buffer
         fields = {"argv": list(argv)}
@@ -127,11 +142,23 @@ class Agent:
             fields["timeout"] = timeout
         mid = self._send("exec", **fields)
         self.running = True
+        heard = looked = pinged = time.monotonic()
         while True:
-            msg = self._read_msg(3600.0)
-            if msg is None:
+            msg = self._read_msg(LOOK_EVERY if watch else 3600.0)
+            now = time.monotonic()
+            if msg is None and not watch:
                 raise Failure("no answer from the guest agent for an hour")
-            if msg.get("id") != mid:
+            heard = now if msg is not None else heard
+            if watch and now - looked >= LOOK_EVERY:
+                looked = now
+                watch()
+                if now - heard >= SILENT_LIMIT:
+                    raise Silent(f"its agent answered nothing for {now - heard:.0f} s")
+                if now - heard >= PING_AFTER and now - pinged >= PING_AFTER:
+                    pinged = now
+                    self.sock.settimeout(5.0)
+                    self._send("hello")
+            if msg is None or msg.get("id") != mid:
                 continue
             op = msg.get("op")
             if op == "out":

@@ -52,22 +52,29 @@ def add_node_options(p):
                         "docs/tracing.md); the events go to NODE.log in the cluster's run directory")
 
 
+# What run, exec, boot and demo do when a node dies under them.
+DYING = ("Exit status 3 if a node dies meanwhile: its kernel reports an oops, BUG, panic, a stall or a hung "
+         "task, its QEMU exits, or its agent stops answering; the report and the console's path are printed "
+         "(a WARN and other kernel complaints are printed too, and the command goes on).")
+
+
 def add_cluster_commands(sub):
     r = sub.add_parser("run", help="boot, run CMD on node0, print its output, power off, exit with its status")
     add_node_options(r)
     r.add_argument("--stats-json", metavar="FILE", help="write the node's counters here at power-off")
-    r.epilog = "CMD follows '--'. With --trace the run directory is kept (its path is printed)."
+    r.epilog = ("CMD follows '--'. With --trace the run directory is kept (its path is printed). " + DYING)
 
     b = sub.add_parser("boot", help="boot a long-lived cluster")
     add_node_options(b)
     b.add_argument("--name", default="default", help="cluster name (default 'default')")
     b.add_argument("--compare-nics", action="store_true",
                    help="two nodes only: also link them by e1000e and virtio-net (benchmarks)")
+    b.epilog = DYING
 
     e = sub.add_parser("exec", help="run CMD on a node of a booted cluster")
     e.add_argument("node", metavar="NODE", help="node0, node1, ... (or 0, 1, ...)")
     e.add_argument("--name", default="default", help="cluster name")
-    e.epilog = "CMD follows '--'."
+    e.epilog = "CMD follows '--'. " + DYING
 
     s = sub.add_parser("stop", help="power off a booted cluster")
     s.add_argument("--name", default="default", help="cluster name")
@@ -101,7 +108,7 @@ def make_parser():
                         "the transfers of a step at once")
     add_cluster_file_options(d)
     d.epilog = ("With --cluster, the transfers go between the file's first two nodes (their NIC 0); with "
-                "--pattern, between every NIC/GPU pair of each network that joins two or more.")
+                "--pattern, between every NIC/GPU pair of each network that joins two or more. " + DYING)
     sim.add_command(sub)
     sweep.add_command(sub)
     fidelity.add_command(sub)
@@ -224,16 +231,12 @@ def cmd_run(a) -> int:
     art = build_all()
     cl = Cluster(f"run-{os.getpid()}")
     try:
-        cl.boot_plan(art, plan, machine(a))
+        cl.boot_plan(art, plan, machine(a), watch=True)
     except Failure:
         cl.cleanup()  # the message already carries QEMU's output and the console
         raise
     try:
-        ag = cl.agent(plan.nodes[0].name)
-        try:
-            status = ag.exec(argv)
-        finally:
-            ag.close()
+        status = cl.exec(plan.nodes[0].name, argv)
     finally:
         cl.stop()
         if a.stats_json:
@@ -265,7 +268,7 @@ def cmd_boot(a) -> int:
     art = build_all()
     cl = Cluster(a.name)
     started = time.monotonic()
-    hellos = cl.boot_plan(art, plan, machine(a, a.compare_nics))
+    hellos = cl.boot_plan(art, plan, machine(a, a.compare_nics), watch=True)
     booted = time.monotonic() - started
     for node, h in hellos.items():
         print(f"{node}: up, Linux {h.get('kernel')}")
@@ -287,11 +290,7 @@ def node_arg(cl: Cluster, s: str) -> str:
 def cmd_exec(a) -> int:
     argv = command(a.argv)
     cl = Cluster(a.name)
-    ag = cl.agent(node_arg(cl, a.node))
-    try:
-        return ag.exec(argv)
-    finally:
-        ag.close()
+    return cl.exec(node_arg(cl, a.node), argv)
 
 
 def cmd_stop(a) -> int:

@@ -19,10 +19,13 @@ With a pcap directory, QEMU's filter-dump writes every linked NIC's traffic
 to DIR/NODE-NETWORK.pcap (a node on another host: in its run directory
 there, which stop copies into DIR).
 The QEMU processes of all nodes start at once and boot in parallel.
+While the CLI waits on nodes (a boot, a command), it watches them all
+(NodeWatch): a node that dies ends the wait within seconds (GuestDied).
 The management NIC is -netdev user,restrict=on (no way out of the host);
 its only host forward is 127.0.0.1:<port> -> guest port 22.
 """
 
+import collections
 import dataclasses
 import io
 import json
@@ -35,10 +38,10 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import addressing, clusterfile, remote, srun, topology
-from .agent import Agent
+from . import addressing, clusterfile, console, remote, srun, topology
+from .agent import Agent, Silent
 from .build import Artifacts
-from .errors import Failure, UsageError, log
+from .errors import Failure, GuestDied, UsageError, log
 from .paths import BUILD, qemu_env, run_root
 
 BOOT_TIMEOUT = 300.0  # TCG boots in ~10-30 s; a loaded machine is slower
@@ -49,6 +52,14 @@ KMEMLEAK_SCAN = ("k=/sys/kernel/debug/kmemleak; [ -w $k ] || exit 0; "
                  "echo 1 >/sys/module/kmemleak/parameters/verbose; echo scan >$k && echo scan >$k")
 KMEMLEAK_TIMEOUT = 600.0
 KMEMLEAK_BANNER = "kmemleak: Kernel memory leak detector initialized"
+# A node that died without a report shows the last lines of its console and
+# of its QEMU's output. Of the reports that do not end a wait, a command
+# shows this many per node; the console has the rest.
+TAIL_LINES = 15
+REPORTS_SHOWN = 5
+# After the agent's connection ended: how long to look for why (a panic
+# reaches the console and QEMU exits within a second or so).
+LOST_WAIT = 5.0
 
 
 @dataclass
@@ -210,6 +221,75 @@ def on_host(machine: Machine, there: remote.RemoteNode) -> Machine:
     return dataclasses.replace(machine, pcap=str(there.pcap_dir) if machine.pcap else "")
 
 
+def indented(title: str, text: str) -> str:
+    return f"{title}:\n  " + text.replace("\n", "\n  ")
+
+
+class NodeWatch:
+    """A cluster's nodes while the CLI waits on them (a boot, a command):
+    check() reads what each console got since the last look
+    (console.Watch) and sees that each QEMU runs. A fatal report or an
+    exited QEMU raises GuestDied; other reports are shown on stderr and the
+    wait goes on. from_start: the consoles from their start and every node
+    (a boot); else from now on, the nodes running now."""
+
+    def __init__(self, cl, from_start: bool):
+        self.cl = cl
+        nodes = [n for n in cl.node_names() if from_start or cl.pid(n)]
+        self.consoles = {n: console.Watch(n, cl.dir / f"{n}.console", 0 if from_start else None) for n in nodes}
+        self.shown = collections.Counter()
+
+    def check(self, final: bool = False) -> None:
+        """final: the wait is over; reports still being written count as they are."""
+        for node, watch in self.consoles.items():
+            for report in watch.poll(final=final):
+                self._report(report)
+            if not self.cl.pid(node):
+                self.died(node, "its QEMU exited")
+
+    def alive(self) -> bool:
+        """Agent.connect's alive(): check(), which raises if not."""
+        self.check()
+        return True
+
+    def _report(self, report: console.Report) -> None:
+        if report.fatal:
+            self.cl.dead.add(report.node)
+            raise GuestDied(report.node, f"its kernel reported: {report.headline}", report.text())
+        self.shown[report.node] += 1
+        if self.shown[report.node] <= REPORTS_SHOWN:
+            log(f"{report.node}: kernel: {report.headline} (not fatal: carrying on)\n{report.text()}")
+        elif self.shown[report.node] == REPORTS_SHOWN + 1:
+            log(f"{report.node}: more kernel complaints in {report.path}")
+
+    def died(self, node: str, why: str) -> None:
+        """Raise GuestDied for node: with the fatal report its console has
+        last, if any, else why with the console's last lines (and QEMU's,
+        if it exited)."""
+        self.cl.dead.add(node)
+        there = remote.RemoteNode.recorded(self.cl.dir, node)
+        if there:
+            there.fetch()
+        gone = not self.cl.pid(node)
+        watch = self.consoles.setdefault(node, console.Watch(node, self.cl.dir / f"{node}.console"))
+        for report in watch.end() if gone else watch.poll(final=True):
+            self._report(report)
+        details = [indented(f"last lines of console {watch.path}", console.tail(watch.path, TAIL_LINES))]
+        for qemu_log in (self.cl.dir / f"{node}.log", self.cl.dir / f"{node}.qemu.log") if gone else ():
+            if console.size(qemu_log):
+                details.append(indented(f"QEMU's last output ({qemu_log})", console.tail(qemu_log, TAIL_LINES)))
+        raise GuestDied(node, why, "\n".join(details))
+
+    def lost(self, node: str, error: Exception) -> None:
+        """The agent's connection to node ended: raise GuestDied if a node
+        shows why within LOST_WAIT s, else Failure with error."""
+        end = time.monotonic() + LOST_WAIT
+        while time.monotonic() < end:
+            self.check()
+            time.sleep(0.2)
+        raise Failure(f"{node}: {error}")
+
+
 class Cluster:
     def __init__(self, name: str):
         if not name or "/" in name or name.startswith("."):
@@ -217,6 +297,8 @@ class Cluster:
         self.name = name
         self.dir = run_root() / name
         self.procs = {}  # nodes this process started, so it can reap them
+        self.watcher = None  # NodeWatch of the waits on this cluster's nodes
+        self.dead = set()  # nodes seen dying: stop() kills them at once, cleanup() keeps their consoles
 
     def plan(self) -> dict:
         """The plan it was booted from (clusterfile.Plan.to_json())."""
@@ -260,9 +342,11 @@ class Cluster:
         plan = clusterfile.default_plan(nodes, config, sets, machine.memory, machine.smp)
         return self.boot_plan(art, plan, machine)
 
-    def boot_plan(self, art: Artifacts, plan: clusterfile.Plan, machine: Machine) -> dict:
+    def boot_plan(self, art: Artifacts, plan: clusterfile.Plan, machine: Machine, watch: bool = False) -> dict:
         """Start every node and wait until each agent answers; returns
-        {node: hello}. On failure every started node is stopped."""
+        {node: hello}. On failure every started node is stopped. With
+        watch, the consoles are watched from their start on (NodeWatch),
+        through the boot and the commands that follow (exec())."""
         if self.running():
             raise UsageError(f"cluster {self.name!r} is already running (devmemsim stop --name {self.name})")
         if self.dir.exists():
@@ -283,18 +367,25 @@ class Cluster:
             for spec in specs:
                 procs[spec.name] = self._start(art, spec, plan, machine)
             self._check_started(specs)
+            if watch:
+                self.watcher = NodeWatch(self, from_start=True)
             hellos = {}
             # The nodes share the host's cores: more of them boot slower.
             deadline = time.monotonic() + BOOT_TIMEOUT * max(1.0, len(specs) / 2)
             for spec in specs:
                 p = procs[spec.name]
                 a = Agent(self.dir / f"{spec.name}.ctl")
+                alive = self.watcher.alive if watch else (lambda p=p: p.poll() is None)
                 try:
-                    hellos[spec.name] = a.connect(deadline, alive=lambda p=p: p.poll() is None)
+                    hellos[spec.name] = a.connect(deadline, alive=alive)
+                except GuestDied:
+                    raise
                 except Failure as e:
                     raise Failure(f"{spec.name}: {e}\n{self._diagnose(spec.name, p)}") from None
                 finally:
                     a.close()
+            if watch:
+                self.watcher.check(final=True)
             return hellos
         except BaseException:
             self.stop(quiet=True)
@@ -383,19 +474,51 @@ class Cluster:
             pass
         return "\n".join(lines)
 
-    def agent(self, node: str) -> Agent:
+    def agent(self, node: str, watch: NodeWatch = None) -> Agent:
+        """A connection to node's agent (watch: while connecting, as ever)."""
         if not self.pid(node):
             known = ", ".join(self.node_names()) or "none"
             raise UsageError(f"no running node {node!r} in cluster {self.name!r} (running: {known})")
         a = Agent(self.dir / f"{node}.ctl")
-        a.connect(time.monotonic() + 30.0, alive=lambda: bool(self.pid(node)))
+        a.connect(time.monotonic() + 30.0, alive=watch.alive if watch else lambda: bool(self.pid(node)))
         return a
 
+    def watch(self) -> NodeWatch:
+        """The watch of this cluster's nodes (from now on, if none yet)."""
+        if not self.watcher:
+            self.watcher = NodeWatch(self, from_start=False)
+        return self.watcher
+
+    def exec(self, node: str, argv, out=None, err=None) -> int:
+        """Run argv on node through its agent, streaming its output; its
+        exit status. Meanwhile every node is watched (watch()): one that
+        dies raises GuestDied within seconds."""
+        w = self.watch()
+        try:
+            ag = self.agent(node, w)
+        except GuestDied:
+            raise
+        except Failure as e:
+            w.died(node, str(e))
+        try:
+            status = ag.exec(argv, out, err, watch=w.check)
+            w.check(final=True)
+            return status
+        except GuestDied:
+            raise
+        except Silent as e:
+            w.died(node, str(e))
+        except (Failure, OSError) as e:
+            w.lost(node, e)
+        finally:
+            ag.close()
+
     def stop(self, quiet: bool = False, timeout: float = 30.0):
-        """Power every node off through its agent; kill what does not exit."""
+        """Power every node off through its agent; kill what does not exit,
+        and a node seen dying at once (its kernel may not get that far)."""
         for node in self.node_names():
             pid = self.pid(node)
-            if not pid:
+            if not pid or node in self.dead:
                 continue
             try:
                 a = Agent(self.dir / f"{node}.ctl")
@@ -408,12 +531,12 @@ class Cluster:
                 pass
         deadline = time.monotonic() + timeout
         for node in self.node_names():
-            while self.pid(node) and time.monotonic() < deadline:
+            while self.pid(node) and node not in self.dead and time.monotonic() < deadline:
                 time.sleep(0.1)
             pid = self.pid(node)
             there = remote.RemoteNode.recorded(self.dir, node)
             if pid:
-                if not quiet:
+                if not quiet and node not in self.dead:
                     log(f"{node} did not power off; killing QEMU {there.qemu_pid if there else pid}"
                         + (f" on {there.host}" if there else ""))
                 if there:
@@ -478,11 +601,7 @@ class Cluster:
         """Run a shell script on a node; its stdout. With check, a failure
         raises Failure with its stderr (or stdout)."""
         out, err = io.BytesIO(), io.BytesIO()
-        ag = self.agent(node)
-        try:
-            status = ag.exec(["sh", "-c", script], out=out, err=err)
-        finally:
-            ag.close()
+        status = self.exec(node, ["sh", "-c", script], out=out, err=err)
         if check and status:
             raise Failure(f"{node}: `{script.strip()}` exited {status}: "
                           f"{(err.getvalue() or out.getvalue()).decode(errors='replace').strip()}")
@@ -499,19 +618,23 @@ class Cluster:
         return out
 
     def cleanup(self):
-        """Remove the run directory of a stopped cluster; with
+        """Remove the run directory of a stopped cluster, unless a node
+        died (its console is what the reader needs: logged); with
         DEVMEMSIM_KEEP_CONSOLES=DIR, its consoles go to DIR/CLUSTER-NODE.console
         first (the debug-kernel tests read them after `run` and `demo`)."""
         if self.running():
+            return
+        keep = os.environ.get("DEVMEMSIM_KEEP_CONSOLES")
+        if keep:
+            for path in self.dir.glob("*.console"):
+                shutil.copy2(path, Path(keep) / f"{self.name}-{path.name}")
+        if self.dead:
+            log(f"consoles and logs kept in {self.dir}")
             return
         for node in self.node_names():
             there = remote.RemoteNode.recorded(self.dir, node)
             if there:
                 there.remove()
-        keep = os.environ.get("DEVMEMSIM_KEEP_CONSOLES")
-        if keep:
-            for console in self.dir.glob("*.console"):
-                shutil.copy2(console, Path(keep) / f"{self.name}-{console.name}")
         shutil.rmtree(self.dir, ignore_errors=True)
 
     def status(self) -> list:

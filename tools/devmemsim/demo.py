@@ -59,7 +59,7 @@ def boot(accel: str, name: str, plan: clusterfile.Plan = None, pcap: str = "", p
     print(f"devmemsim: built in {time.monotonic() - started:.0f} s; booting {len(plan.nodes)} nodes ({accel})",
           flush=True)
     cl = Cluster(name)
-    cl.boot_plan(art, plan, Machine(accel=accel, pcap=pcap, srun=placement))
+    cl.boot_plan(art, plan, Machine(accel=accel, pcap=pcap, srun=placement), watch=True)
     return cl
 
 

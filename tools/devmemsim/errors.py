@@ -26,3 +26,16 @@ class TreeBroken(Failure):
     unrelated to the tests: exit status 125 (`git bisect run` skips it)."""
 
     status = 125
+
+
+class GuestDied(Failure):
+    """A node died while the CLI waited on it: its kernel reported an oops,
+    a panic or a stuck CPU or task, its QEMU exited, or its agent went
+    silent. Exit status 3; the message names the node and carries the
+    report (or the console's last lines) and the console's path."""
+
+    status = 3
+
+    def __init__(self, node: str, why: str, details: str):
+        super().__init__(f"{node} died: {why}\n{details}")
+        self.node = node
