@@ -417,6 +417,20 @@ static inline void dmsnic_q_wr64(struct dmsnic_qp *qp, u32 reg_lo,
 }
 
 /* dmsnic_main.c */
+#ifdef CONFIG_FAULT_INJECTION_DEBUG_FS
+bool dmsnic_fail_queue_mem_alloc(void);
+bool dmsnic_fail_queue_enable(void);
+#else
+static inline bool dmsnic_fail_queue_mem_alloc(void)
+{
+	return false;
+}
+
+static inline bool dmsnic_fail_queue_enable(void)
+{
+	return false;
+}
+#endif
 void dmsnic_write_rx_ctrl(struct dmsnic_priv *priv, netdev_features_t features);
 void dmsnic_write_ntuple(struct dmsnic_priv *priv, u32 loc);
 void dmsnic_read_hw_stats(struct dmsnic_priv *priv, u64 *stats);

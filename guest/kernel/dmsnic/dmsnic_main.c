@@ -3,8 +3,10 @@
  * dmsnic: PCI probe, device-wide configuration, link state and the netdev
  * operations of the devmemsim header-split NIC.
  */
+#include <linux/debugfs.h>
 #include <linux/etherdevice.h>
 #include <linux/ethtool.h>
+#include <linux/fault-inject.h>
 #include <linux/interrupt.h>
 #include <linux/iopoll.h>
 #include <linux/module.h>
@@ -42,6 +44,46 @@ static unsigned int gro_hw_age_usecs = 1000000;
 module_param(gro_hw_age_usecs, uint, 0444);
 MODULE_PARM_DESC(gro_hw_age_usecs,
 		 "hardware GRO: longest an aggregate stays open, in microseconds (at most 1000000; 0: 16 flush timeouts)");
+
+#ifdef CONFIG_FAULT_INJECTION_DEBUG_FS
+/*
+ * Failures the tests inject through debugfs (Documentation/fault-injection/
+ * fault-injection.rst), to exercise the ways back of a reconfiguration:
+ * dmsnic/fail_queue_mem_alloc fails building an RX queue's memory for the
+ * queue-management ops as if memory ran out; dmsnic/fail_queue_enable
+ * makes the device look as if it refused a queue's configuration.
+ */
+static DECLARE_FAULT_ATTR(dmsnic_fail_queue_mem_alloc_attr);
+static DECLARE_FAULT_ATTR(dmsnic_fail_queue_enable_attr);
+static struct dentry *dmsnic_debugfs;
+
+bool dmsnic_fail_queue_mem_alloc(void)
+{
+	return should_fail(&dmsnic_fail_queue_mem_alloc_attr, 1);
+}
+
+bool dmsnic_fail_queue_enable(void)
+{
+	return should_fail(&dmsnic_fail_queue_enable_attr, 1);
+}
+
+static void dmsnic_debugfs_init(void)
+{
+	dmsnic_debugfs = debugfs_create_dir("dmsnic", NULL);
+	fault_create_debugfs_attr("fail_queue_mem_alloc", dmsnic_debugfs,
+				  &dmsnic_fail_queue_mem_alloc_attr);
+	fault_create_debugfs_attr("fail_queue_enable", dmsnic_debugfs,
+				  &dmsnic_fail_queue_enable_attr);
+}
+
+static void dmsnic_debugfs_exit(void)
+{
+	debugfs_remove_recursive(dmsnic_debugfs);
+}
+#else
+static void dmsnic_debugfs_init(void) {}
+static void dmsnic_debugfs_exit(void) {}
+#endif
 
 static const u32 dmsnic_hw_stat_regs[DMSNIC_HW_NUM_STATS] = {
 	[DMSNIC_HW_RX_NO_BUF]	= DMS_NIC_REG_STAT_RX_NO_BUF,
@@ -622,7 +664,25 @@ static struct pci_driver dmsnic_driver = {
 	.probe = dmsnic_probe,
 	.remove = dmsnic_remove,
 };
-module_pci_driver(dmsnic_driver);
+
+static int __init dmsnic_init(void)
+{
+	int err;
+
+	dmsnic_debugfs_init();
+	err = pci_register_driver(&dmsnic_driver);
+	if (err)
+		dmsnic_debugfs_exit();
+	return err;
+}
+module_init(dmsnic_init);
+
+static void __exit dmsnic_exit(void)
+{
+	pci_unregister_driver(&dmsnic_driver);
+	dmsnic_debugfs_exit();
+}
+module_exit(dmsnic_exit);
 
 MODULE_DESCRIPTION("devmemsim header-split NIC");
 MODULE_LICENSE("GPL");

@@ -113,14 +113,17 @@ static void dmsnic_rx_rewind(struct dmsnic_qp *qp)
 /*
  * Enable a programmed queue (with the mode bits in @flags); the device
  * latches its configuration then and leaves the enable bit clear if it
- * refuses it.
+ * refuses it. The tests make it look as if it had (debugfs
+ * dmsnic/fail_queue_enable).
  */
 static int dmsnic_q_enable(struct dmsnic_qp *qp, u32 ctrl_reg, u32 flags,
 			   const char *dir)
 {
-	dmsnic_q_wr32(qp, ctrl_reg, DMS_NIC_Q_ENABLE | flags);
-	if (readl(qp->regs + ctrl_reg) & DMS_NIC_Q_ENABLE)
-		return 0;
+	if (!dmsnic_fail_queue_enable()) {
+		dmsnic_q_wr32(qp, ctrl_reg, DMS_NIC_Q_ENABLE | flags);
+		if (readl(qp->regs + ctrl_reg) & DMS_NIC_Q_ENABLE)
+			return 0;
+	}
 	netdev_err(qp->priv->netdev, "%sq %u: the device refused the queue configuration\n",
 		   dir, qp->idx);
 	return -EIO;
@@ -627,6 +630,9 @@ static int dmsnic_queue_mem_alloc(struct net_device *dev,
 {
 	struct dmsnic_priv *priv = netdev_priv(dev);
 
+	/* Test hook: as if memory ran out (debugfs dmsnic/fail_queue_mem_alloc). */
+	if (dmsnic_fail_queue_mem_alloc())
+		return -ENOMEM;
 	return dmsnic_rx_alloc(priv, qmem, idx, qcfg, priv->rx_ring_size,
 			       netif_running(dev));
 }
