@@ -13,6 +13,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "cli"))
 from clilib import cli  # noqa: E402
 from devmemsim.addressing import DATA, data_addr  # noqa: E402
 from devmemsim import console  # noqa: E402
+from devmemsim.errors import GuestDied  # noqa: E402
 
 
 def boot(name, *args):
@@ -27,8 +28,18 @@ def stop(name):
 
 
 def run(name, node, script, timeout=600):
-    """Run a shell script on node N of cluster `name`; the finished process."""
-    return cli("exec", "--name", name, f"node{node}", "--", script, timeout=timeout)
+    """Run a shell script on node N of cluster `name`; the finished process.
+    A node that died under it raises AssertionError (check_alive())."""
+    return check_alive(cli("exec", "--name", name, f"node{node}", "--", script, timeout=timeout))
+
+
+def check_alive(res):
+    """res, a finished devmemsim command; AssertionError with the CLI's
+    report if a node died under it (errors.GuestDied: exit 3, "NODE died:
+    ..."), so that no test takes that for its command's own status."""
+    if res.returncode == GuestDied.status and re.search(r"^devmemsim: \S+ died: ", res.stderr, re.M):
+        raise AssertionError(f"a node died:\n{res.stderr}")
+    return res
 
 
 def sh(name, node, script, timeout=600, check=True):

@@ -1,14 +1,21 @@
 """Boot a node with the real kernel and check what the guest sees: both
 devices enumerate under one PCIe switch with our IDs and BAR sizes, both
-drivers probe, and the CLI carries the command's exit status back."""
+drivers probe, and the CLI carries the command's exit status back -- or,
+when the node dies under the command, ends it within seconds (exit 3) with
+the kernel's report and the console's path."""
 
 import re
+import shutil
+import subprocess
+import tempfile
+import time
 import tomllib
 import unittest
 
-from guestlib import cli
+from guestlib import boot, check_alive, cli, stop
 from devmemsim.addressing import DATA
-from devmemsim.paths import ROOT
+from devmemsim.errors import GuestDied
+from devmemsim.paths import LAUNCHER, ROOT, run_root
 
 # The NIC's queue pairs in the default node configuration (the driver
 # reports the device's count, whatever it uses at first).
@@ -26,7 +33,7 @@ echo "@dmesg"; dmesg | grep -E 'dmsnic|dmsgpu'
 
 
 def run(*args, timeout=900):
-    return cli("run", *args, timeout=timeout)
+    return check_alive(cli("run", *args, timeout=timeout))
 
 
 def sections(out):
@@ -127,6 +134,96 @@ class QemuFailure(unittest.TestCase):
         self.assertNotEqual(res.returncode, 0)
         self.assertIn("QEMU failed to start", res.stderr)
         self.assertIn("out of range", res.stderr)  # QEMU's own message
+
+
+# Commands that harm their node after saying "harming" and would then wait
+# for ten minutes. A report written to /dev/kmsg reaches the console as the
+# kernel's own do: it stands for an oops whose task never ends (the node
+# lives on, the command hangs), which the guest kernel offers no other way
+# to make (no LKDTM). sysrq's crash is a real panic: the node's QEMU exits
+# (panic=-1, -no-reboot).
+HARM_AFTER = 1  # seconds: "harming" reaches the host first
+HARMING = f"echo harming; sleep {HARM_AFTER}; "
+FAKE_BUG = HARMING + "echo '<2>BUG: devmemsim smoke: a report in the kernel log' >/dev/kmsg; sleep 600"
+PANIC = HARMING + "echo c >/proc/sysrq-trigger; sleep 600"
+DIES_WITHIN = 30  # seconds from the harm to the CLI's exit
+
+
+def timed(*args):
+    """(exit status, stderr, seconds from the harm to the exit) of
+    `devmemsim ARGS`; AssertionError if it does not exit within a minute
+    of the harm."""
+    with tempfile.TemporaryFile("w+") as err, \
+            subprocess.Popen([str(LAUNCHER), *args], text=True, stdout=subprocess.PIPE, stderr=err) as p:
+        for line in p.stdout:
+            if line.strip() == "harming":
+                break
+        harmed = time.monotonic() + HARM_AFTER
+        try:
+            p.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()
+            raise AssertionError(f"devmemsim {args[0]} did not exit within 60 s of the harm")
+        err.seek(0)
+        return p.returncode, err.read(), time.monotonic() - harmed
+
+
+class DyingNodeRun(unittest.TestCase):
+    def test_a_kernel_bug_ends_run(self):
+        status, err, seconds = timed("run", "--", FAKE_BUG)
+        print(f"run: exit {status} {seconds:.1f} s after the harm", flush=True)
+        kept = re.search(r"^console (\S+):$", err, re.M)
+        self.addCleanup(lambda: kept and shutil.rmtree(kept.group(1).rsplit("/", 1)[0], ignore_errors=True))
+        self.assertEqual(status, GuestDied.status, err)
+        self.assertLess(seconds, DIES_WITHIN, err)
+        self.assertIn("devmemsim: node0 died: its kernel reported: BUG: devmemsim smoke: a report in the kernel log",
+                      err)
+        self.assertTrue(kept, err)
+        self.assertTrue(kept.group(1).endswith("/node0.console"), err)
+        with open(kept.group(1)) as f:  # kept for the reader
+            self.assertIn("BUG: devmemsim smoke", f.read())
+
+
+class DyingNodeExec(unittest.TestCase):
+    """exec on a booted node: a complaint that is not fatal is shown, a
+    fatal one ends the command; then a panic ends it, and the node (the
+    tests run in name order)."""
+
+    NAME = "smoke-dying"
+
+    @classmethod
+    def setUpClass(cls):
+        boot(cls.NAME, "--nodes", "1")
+
+    @classmethod
+    def tearDownClass(cls):
+        stop(cls.NAME)
+        shutil.rmtree(run_root() / cls.NAME, ignore_errors=True)  # a dead node's cluster: stop keeps it
+
+    def test_a_warning_is_shown_and_the_command_goes_on(self):
+        res = cli("exec", "--name", self.NAME, "node0", "--",
+                  "echo '<4>WARNING: devmemsim smoke: a warning' >/dev/kmsg; sleep 2; exit 7")
+        self.assertEqual(res.returncode, 7, res.stderr)
+        self.assertIn("devmemsim: node0: kernel: WARNING: devmemsim smoke: a warning (not fatal", res.stderr)
+
+    def test_b_a_kernel_bug_ends_a_command_that_hangs(self):
+        status, err, seconds = timed("exec", "--name", self.NAME, "node0", "--", FAKE_BUG)
+        print(f"exec, BUG: exit {status} {seconds:.1f} s after the harm", flush=True)
+        self.assertEqual(status, GuestDied.status, err)
+        self.assertLess(seconds, DIES_WITHIN, err)
+        self.assertIn("devmemsim: node0 died: its kernel reported: BUG: devmemsim smoke", err)
+        self.assertRegex(err, rf"console {run_root() / self.NAME}/node0.console:")
+        # The node lives on (the report was not the kernel's own).
+        self.assertEqual(cli("exec", "--name", self.NAME, "node0", "--", "true").returncode, 0)
+
+    def test_c_a_panic_ends_the_command(self):
+        status, err, seconds = timed("exec", "--name", self.NAME, "node0", "--", PANIC)
+        print(f"exec, panic: exit {status} {seconds:.1f} s after the harm", flush=True)
+        self.assertEqual(status, GuestDied.status, err)
+        self.assertLess(seconds, DIES_WITHIN, err)
+        self.assertIn("devmemsim: node0 died: its kernel reported: Kernel panic - not syncing: sysrq triggered crash",
+                      err)
 
 
 if __name__ == "__main__":
