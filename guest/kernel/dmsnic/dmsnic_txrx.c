@@ -248,11 +248,12 @@ static int dmsnic_rx_alloc_rings(struct dmsnic_priv *priv,
 
 	if (!dmsnic_rx_post_hbufs(rx, GFP_KERNEL))
 		return -ENOMEM;
-	/* The socket may not have filled its fill ring yet. */
-	if (rx->xsk_pool) {
-		dmsnic_xsk_rx_post(rx);
+	/*
+	 * An XSK ring gets its frames when it starts: until then the queue's
+	 * running ring and its NAPI use the pool (dmsnic_xsk.c).
+	 */
+	if (rx->xsk_pool)
 		return 0;
-	}
 	if (!dmsnic_rx_post_pbufs(rx, GFP_KERNEL)) {
 		if (!page_pool_is_unreadable(rx->pay_pp))
 			return -ENOMEM;
