@@ -602,7 +602,7 @@ def tree_inputs_key(src: Path) -> str:
 STAGES = ("model", "qemu", "guest", "guest-debug")
 SUITE_NEEDS = {"unit": "model", "rtl": "model", "fuzz": "model", "lint": "model", "cli": "qemu",
                "sweep": "model", "sim": "model", "conformance": "model", "qemu": "qemu",
-               "guest-debug": "guest-debug"}
+               "guest-debug": "guest-debug", "quick": "model"}
 # meson test options that take a value (the next argument unless given as --opt=value).
 _MESON_VALUE_OPTS = {"--suite", "--no-suite", "--repeat", "--num-processes", "-j", "--setup",
                      "--wrapper", "--timeout-multiplier", "-t", "--test-args", "--logbase",

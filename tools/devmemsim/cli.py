@@ -114,6 +114,9 @@ def make_parser():
     fidelity.add_command(sub)
     conformance.add_command(sub)
     t = sub.add_parser("test", help="build what the selected tests need and run them (meson test)")
+    t.add_argument("--quick", action="store_true",
+                   help="only the contributors' tier (meson suite 'quick': unit, qemu, cli, lint, the "
+                        "fuzz smoke and one guest smoke; no debug kernel, no second kernel tree)")
     t.epilog = "Arguments after '--' go to meson test."
     add_kselftest_command(sub)
     return p
@@ -363,8 +366,9 @@ def cmd_kselftest(a) -> int:
 
 
 def cmd_test(a) -> int:
-    build_for_tests(a.argv)
-    status = subprocess.call(["meson", "test", "-C", str(BUILD), "--print-errorlogs", *a.argv])
+    meson_args = (["--suite", "quick"] if a.quick else []) + a.argv
+    build_for_tests(meson_args)
+    status = subprocess.call(["meson", "test", "-C", str(BUILD), "--print-errorlogs", *meson_args])
     counts = {"passed": 0, "failed": 0, "skipped": 0}
     try:
         with open(BUILD / "meson-logs" / "testlog.json") as f:
