@@ -32,7 +32,7 @@ namespace
 {
 
 Host *g_host;
-unsigned g_queues;
+unsigned g_queues, g_pairs;
 bool g_trace; // DMS_FUZZ_TRACE=1: the operations of an input on stderr
 // In this input: the link went down, or faults may drop sent frames (the NIC
 // completes and counts them, the wire never sees them).
@@ -43,16 +43,32 @@ const char *const kOpNames[kOpCount] = {
 	"wire-raw",  "wire-frame", "msix",	"step",	       "link",	      "nic-reset",
 	"stats",     "gpu-job",	   "crc-list",	"bars",	       "peer",	      "bus-master",
 	"replug",    "gpu-reset",  "faults",	"foreign-id",  "tx-seg-post", "wire-segment",
-	"rss-setup", "timing"};
+	"rss-setup", "timing",	   "nic-reg",	"wire-tiny",   "mac-stats"};
+
+// A device id from one input byte: DMS_NIC(i) or DMS_GPU(i) of the node's
+// pairs (0 and 1 name pair 0's, as with one pair).
+dms_dev dev_of(uint8_t b)
+{
+	return dms_dev(b % (2 * g_pairs));
+}
+// A NIC and one of its queues from one byte (0..3: NIC 0's).
+struct QSel {
+	unsigned nic, q;
+};
+QSel qsel(uint8_t b)
+{
+	const unsigned i = b % (g_queues * g_pairs);
+	return {i / g_queues, i % g_queues};
+}
 
 // Queue q's rings and buffers in RAM (RxPost/TxPost/QueueSetup): one MiB
-// each, rings of up to 256 entries.
+// each (four per NIC), rings of up to 256 entries.
 struct Layout {
 	uint64_t hring, pring, rcmpl, tdesc, tcmpl, hdata, pdata, tdata;
 };
-Layout layout(unsigned q)
+Layout layout(unsigned nic, unsigned q)
 {
-	const uint64_t b = kRamBase + (q % 4) * 0x100000ull;
+	const uint64_t b = kRamBase + nic * kRamPerPair + (q % 4) * 0x100000ull;
 	return {b,	    b + 0x1000, b + 0x2000,  b + 0x4000,
 		b + 0x5000, b + 0x8000, b + 0x20000, b + 0xc0000};
 }
@@ -63,11 +79,11 @@ struct QueueState {
 	bool known = false;
 	std::vector<uint8_t> rings;
 };
-QueueState g_q[4];
+QueueState g_q[kMaxPairs][4];
 constexpr unsigned kHdrSlots = 64;
-uint64_t payload_slots(unsigned q)
+uint64_t payload_slots(unsigned nic, unsigned q)
 {
-	return (layout(q).tdata - layout(q).pdata) / g_q[q].pbuf;
+	return (layout(nic, q).tdata - layout(nic, q).pdata) / g_q[nic][q].pbuf;
 }
 
 // No byte outside the buffer the guest gave: a NIC write into a known
@@ -79,43 +95,47 @@ void check_in_one_buffer(uint64_t addr, uint64_t len, uint64_t area, uint64_t si
 	if (addr < area || (addr - area) / size != (addr + len - 1 - area) / size)
 		fail("NIC wrote [%#llx, +%llu) across the end of an RX buffer", addr, len);
 }
-void check_nic_ram_write(uint64_t addr, uint64_t len)
+void check_nic_ram_write(unsigned nic, uint64_t addr, uint64_t len)
 {
 	for (unsigned q = 0; q < g_queues && q < 4; q++) {
-		if (!g_q[q].known || !len)
+		QueueState &s = g_q[nic][q];
+		if (!s.known || !len)
 			continue;
-		const Layout l = layout(q);
+		const Layout l = layout(nic, q);
 		// Anything else that wrote the rings (the input, a GPU job, an
 		// MSI) may have given the NIC other buffers.
-		if (std::memcmp(g_q[q].rings.data(), g_host->ram() + (l.hring - kRamBase),
-				g_q[q].rings.size())) {
-			g_q[q].known = false;
+		if (std::memcmp(s.rings.data(), g_host->ram() + (l.hring - kRamBase),
+				s.rings.size())) {
+			s.known = false;
 			continue;
 		}
-		check_in_one_buffer(addr, len, l.hdata, g_q[q].hbuf, kHdrSlots);
-		check_in_one_buffer(addr, len, l.pdata, g_q[q].pbuf, payload_slots(q));
+		check_in_one_buffer(addr, len, l.hdata, s.hbuf, kHdrSlots);
+		check_in_one_buffer(addr, len, l.pdata, s.pbuf, payload_slots(nic, q));
 	}
 }
 // Raw writes the harness cannot follow end what it knows of a queue.
 void forget_queues(dms_dev dev, uint64_t off, unsigned size)
 {
-	for (unsigned q = 0; q < 4; q++)
-		if (dev == DMS_DEV_NIC && off + size > DMS_NIC_Q_BASE(q) + DMS_NIC_RXQ_CTRL &&
+	for (unsigned q = 0; q < 4 && !DMS_DEV_IS_GPU(dev); q++)
+		if (off + size > DMS_NIC_Q_BASE(q) + DMS_NIC_RXQ_CTRL &&
 		    off < DMS_NIC_Q_BASE(q) + DMS_NIC_RXQ_CTRL + 4)
-			g_q[q].known = false;
+			g_q[DMS_DEV_INDEX(dev)][q].known = false;
 }
 
+// Targets in pair (off >> 24) % K past the first, so small offsets stay
+// at pair 0's.
 uint64_t address(Target t, uint64_t off, uint64_t raw)
 {
+	const unsigned p = unsigned(off >> 24) % g_pairs;
 	switch (t % kTargetCount) {
 	case kToRam:
-		return kRamBase + off % kRamSize;
+		return kRamBase + off % g_host->ram_size();
 	case kToGpuMem:
-		return kGpuMemBar + off % (kGpuMemSize + 64);
+		return Host::gpu_bar(p) + (off & 0xffffff) % (kGpuMemSize + 64);
 	case kToNicRegs:
-		return kNicRegsBar + off % DMS_NIC_REGS_SIZE;
+		return Host::nic_regs(p) + (off & 0xffffff) % DMS_NIC_REGS_SIZE;
 	case kToGpuRegs:
-		return kGpuRegsBar + off % DMS_GPU_REGS_SIZE;
+		return Host::gpu_regs(p) + (off & 0xffffff) % DMS_GPU_REGS_SIZE;
 	case kToApic:
 		return kMsiBase + (off & 0xff000);
 	default:
@@ -123,9 +143,9 @@ uint64_t address(Target t, uint64_t off, uint64_t raw)
 	}
 }
 
-void nic_wr(unsigned q, uint32_t off, uint32_t v)
+void nic_wr(QSel s, uint32_t off, uint32_t v)
 {
-	dms_reg_write(g_host->node(), DMS_DEV_NIC, DMS_NIC_Q_BASE(q) + off, v, 4);
+	dms_reg_write(g_host->node(), DMS_NIC(s.nic), DMS_NIC_Q_BASE(s.q) + off, v, 4);
 }
 
 // A plausible frame from 5 spec bytes (frames::build).
@@ -147,38 +167,41 @@ std::vector<uint8_t> build_frame(Reader &r)
 
 void op_reg_write(Reader &r)
 {
-	const dms_dev dev = dms_dev(r.u8() & 1);
+	const dms_dev dev = dev_of(r.u8());
 	const uint64_t off = r.u16();
 	const unsigned size = 1u << (r.u8() % 4);
 	const uint64_t val = r.u(8);
 	if (g_trace)
-		std::fprintf(stderr, "  %s +%#llx = %#llx (%u bytes)\n", dev ? "gpu" : "nic",
-			     (unsigned long long)off, (unsigned long long)val, size);
+		std::fprintf(stderr, "  %s +%#llx = %#llx (%u bytes)\n",
+			     dms_dev_name(g_host->node(), dev), (unsigned long long)off,
+			     (unsigned long long)val, size);
 	forget_queues(dev, off, size); // RXQ_CTRL: the queue may latch other settings
 	dms_reg_write(g_host->node(), dev, off, val, size);
 }
 
 void op_ram_write(Reader &r)
 {
-	const uint64_t off = r.u32() % kRamSize;
+	const uint64_t off = r.u32() % g_host->ram_size();
 	std::vector<uint8_t> b = r.bytes(r.u16() % 512);
 	if (g_trace)
 		std::fprintf(stderr, "  RAM +%#llx: %zu bytes\n", (unsigned long long)off,
 			     b.size());
-	std::copy_n(b.begin(), std::min<size_t>(b.size(), kRamSize - off), g_host->ram() + off);
+	std::copy_n(b.begin(), std::min<size_t>(b.size(), g_host->ram_size() - off),
+		    g_host->ram() + off);
 }
 
 void op_queue_setup(Reader &r)
 {
-	const unsigned q = r.u8() % g_queues;
-	QueueState &s = g_q[q % 4];
+	const QSel q = qsel(r.u8());
+	QueueState &s = g_q[q.nic][q.q];
 	s = QueueState{};
-	const uint8_t ring = r.u8(); // bit 7: packed payload buffers (v1.9)
-	s.log2 = 4 + (ring & 0x7f) % 5;
+	// bit 7: packed payload buffers (v1.9), bit 6: whole frames (v1.8)
+	const uint8_t ring = r.u8();
+	s.log2 = 4 + (ring & 0x3f) % 5;
 	s.hbuf = 64u << (r.u8() % 4);
 	s.pbuf = 512u << (r.u8() % 4);
 	const uint8_t en = r.u8();
-	const Layout l = layout(q);
+	const Layout l = layout(q.nic, q.q);
 	s.known = true;
 	const uint8_t *rings = g_host->ram() + (l.hring - kRamBase);
 	s.rings.assign(rings, rings + (l.rcmpl - l.hring));
@@ -191,7 +214,8 @@ void op_queue_setup(Reader &r)
 	nic_wr(q, DMS_NIC_RXQ_CMPL_BASE_LO, uint32_t(l.rcmpl));
 	nic_wr(q, DMS_NIC_RXQ_HBUF_SIZE, s.hbuf);
 	nic_wr(q, DMS_NIC_RXQ_PBUF_SIZE, s.pbuf);
-	nic_wr(q, DMS_NIC_RXQ_CTRL, (en & 1) | (ring & 0x80 ? DMS_NIC_Q_PACK : 0));
+	nic_wr(q, DMS_NIC_RXQ_CTRL,
+	       (en & 1) | (ring & 0x80 ? DMS_NIC_Q_PACK : 0) | (ring & 0x40 ? DMS_NIC_Q_WHOLE : 0));
 	nic_wr(q, DMS_NIC_TXQ_RING_LOG2, s.log2);
 	nic_wr(q, DMS_NIC_TXQ_DESC_BASE_LO, uint32_t(l.tdesc));
 	nic_wr(q, DMS_NIC_TXQ_CMPL_BASE_LO, uint32_t(l.tcmpl));
@@ -200,24 +224,27 @@ void op_queue_setup(Reader &r)
 	if (en & 8) {
 		// Hardware GRO whenever RX checksums are on; RSS picks its timeout.
 		const uint32_t rx_ctrl = en >> 4;
-		dms_reg_write(g_host->node(), DMS_DEV_NIC, DMS_NIC_REG_RX_CTRL,
+		const dms_dev nic = DMS_NIC(q.nic);
+		dms_reg_write(g_host->node(), nic, DMS_NIC_REG_RX_CTRL,
 			      rx_ctrl | (rx_ctrl & DMS_NIC_RX_CSUM ? DMS_NIC_RX_GRO : 0), 4);
-		dms_reg_write(g_host->node(), DMS_DEV_NIC, DMS_NIC_REG_GRO_TIMEOUT_NS,
+		dms_reg_write(g_host->node(), nic, DMS_NIC_REG_GRO_TIMEOUT_NS,
 			      rx_ctrl & DMS_NIC_RX_RSS ? 50000 : 0, 4);
-		dms_reg_write(g_host->node(), DMS_DEV_NIC, DMS_NIC_REG_TX_CTRL, 1, 4);
+		dms_reg_write(g_host->node(), nic, DMS_NIC_REG_TX_CTRL, 1, 4);
 	}
 }
 
 void op_rx_post(Reader &r)
 {
-	const unsigned q = r.u8() % g_queues;
-	QueueState &s = g_q[q % 4];
+	const QSel q = qsel(r.u8());
+	QueueState &s = g_q[q.nic][q.q];
 	const unsigned n = r.u8() % (1u << s.log2), mask = (1u << s.log2) - 1;
-	const Layout l = layout(q);
+	const Layout l = layout(q.nic, q.q);
 	for (unsigned i = 0; i < n; i++, s.htail++, s.ptail++) {
 		const unsigned h = s.htail & mask, p = s.ptail & mask;
 		dms_rx_buf hb{l.hdata + (h % kHdrSlots) * uint64_t(s.hbuf), uint16_t(h), {}};
-		dms_rx_buf pb{l.pdata + (p % payload_slots(q)) * uint64_t(s.pbuf), uint16_t(p), {}};
+		dms_rx_buf pb{l.pdata + (p % payload_slots(q.nic, q.q)) * uint64_t(s.pbuf),
+			      uint16_t(p),
+			      {}};
 		std::memcpy(g_host->ram() + (l.hring + 16 * h - kRamBase), &hb, 16);
 		std::memcpy(g_host->ram() + (l.pring + 16 * p - kRamBase), &pb, 16);
 	}
@@ -229,20 +256,21 @@ void op_rx_post(Reader &r)
 
 // Frame f cut into frags descriptors at the queue's TX tail (not rung);
 // with gpu, every frag but the first reads GPU memory (devmem TX).
-void post_chain(unsigned q, const std::vector<uint8_t> &f, unsigned frags, unsigned flags, bool gpu)
+void post_chain(QSel q, const std::vector<uint8_t> &f, unsigned frags, unsigned flags, bool gpu)
 {
-	QueueState &s = g_q[q % 4];
+	QueueState &s = g_q[q.nic][q.q];
 	const unsigned mask = (1u << s.log2) - 1;
-	const Layout l = layout(q);
-	const size_t n = std::min<size_t>(f.size(), 0x30000);
-	const uint64_t gpu_off = (q % 4) * (kGpuMemSize / 4);
+	const Layout l = layout(q.nic, q.q);
+	const size_t n = std::min<size_t>(f.size(), kGpuMemSize / 4);
+	const uint64_t gpu_off = q.q * (kGpuMemSize / 4);
 	std::memcpy(g_host->ram() + (l.tdata - kRamBase), f.data(), n);
-	if (gpu)
-		std::memcpy(g_host->gpu_mem() + gpu_off, f.data(), n);
+	uint8_t *mem = g_host->gpu_mem(q.nic); // NULL while unplugged
+	if (gpu && mem)
+		std::memcpy(mem + gpu_off, f.data(), n);
 	for (unsigned i = 0; i < frags; i++, s.ttail++) {
 		const size_t from = n * i / frags, to = n * (i + 1) / frags;
 		dms_tx_desc d{};
-		d.addr = (gpu && i ? kGpuMemBar + gpu_off : l.tdata) + from;
+		d.addr = (gpu && i ? Host::gpu_bar(q.nic) + gpu_off : l.tdata) + from;
 		d.len = uint32_t(to - from);
 		d.flags = uint16_t((i == 0 ? DMS_TX_F_SOP | (flags & DMS_TX_F_CSUM) |
 						     (flags & 0x40 ? DMS_TX_F_TS : 0)
@@ -267,28 +295,30 @@ void op_timing(Reader &r)
 		DMS_NIC_TXQ_RATE_KBPS, DMS_NIC_TXQ_BURST};
 	constexpr unsigned kGlobal = 9; // the rest are per queue
 	const unsigned sel = r.u8() % (sizeof(kRegs) / sizeof(kRegs[0]));
-	const unsigned q = r.u8() % g_queues;
+	const QSel q = qsel(r.u8());
 	const uint32_t val = r.u32();
 	const uint64_t t = g_host->now() + r.u16();
 	if (g_trace)
-		std::fprintf(stderr, "  reg %#x (q%u) = %#x at host %llu ns\n", kRegs[sel], q, val,
-			     (unsigned long long)t);
+		std::fprintf(stderr, "  nic%u reg %#x (q%u) = %#x at host %llu ns\n", q.nic,
+			     kRegs[sel], q.q, val, (unsigned long long)t);
 	dms_node_set_time(g_host->node(), t);
+	const dms_dev nic = DMS_NIC(q.nic);
 	if (sel >= kGlobal)
 		nic_wr(q, kRegs[sel], val);
 	else if (kRegs[sel] == DMS_NIC_REG_PTP_TIME_LO || kRegs[sel] == DMS_NIC_REG_FEC_CW_LO)
-		dms_reg_read(g_host->node(), DMS_DEV_NIC, kRegs[sel], 8);
+		dms_reg_read(g_host->node(), nic, kRegs[sel], 8);
 	else
-		dms_reg_write(g_host->node(), DMS_DEV_NIC, kRegs[sel], val, 4);
+		dms_reg_write(g_host->node(), nic, kRegs[sel], val, 4);
 }
 
 void op_tx_post(Reader &r)
 {
-	const unsigned q = r.u8() % g_queues;
+	const QSel q = qsel(r.u8());
 	const std::vector<uint8_t> f = build_frame(r);
 	const unsigned frags = 1 + r.u8() % 20, flags = r.u8();
 	post_chain(q, f, frags, flags, false);
-	nic_wr(q, DMS_NIC_TXQ_TAIL, g_q[q % 4].ttail & ((1u << g_q[q % 4].log2) - 1));
+	const QueueState &s = g_q[q.nic][q.q];
+	nic_wr(q, DMS_NIC_TXQ_TAIL, s.ttail & ((1u << s.log2) - 1));
 }
 
 // A super-frame after a segmentation descriptor (TSO/USO): mss, the
@@ -297,8 +327,8 @@ void op_tx_post(Reader &r)
 // bit 6 the payload repeated up to ~64 KiB; then as kTxPost.
 void op_tx_seg_post(Reader &r)
 {
-	const unsigned q = r.u8() % g_queues;
-	QueueState &s = g_q[q % 4];
+	const QSel q = qsel(r.u8());
+	QueueState &s = g_q[q.nic][q.q];
 	const unsigned mss = r.u16(), kind = r.u8();
 	const int adj = int8_t(r.u8());
 	std::vector<uint8_t> f = build_frame(r);
@@ -311,28 +341,45 @@ void op_tx_seg_post(Reader &r)
 	sd.hdr_len = uint16_t(int(hdr) + adj);
 	sd.flags = uint16_t(kind & 0x80 ? kind : DMS_TX_F_SEG | (kind & 7) << 4);
 	const unsigned mask = (1u << s.log2) - 1;
-	std::memcpy(g_host->ram() + (layout(q).tdesc + 16 * (s.ttail++ & mask) - kRamBase), &sd,
-		    16);
+	std::memcpy(g_host->ram() + (layout(q.nic, q.q).tdesc + 16 * (s.ttail++ & mask) - kRamBase),
+		    &sd, 16);
 	const unsigned frags = 1 + r.u8() % 20, flags = r.u8();
 	post_chain(q, f, frags, flags, kind & 8);
 	nic_wr(q, DMS_NIC_TXQ_TAIL, s.ttail & mask);
 }
 
+// To NIC 0 unless length bits 15:14 (raw) or how bits 3:2 name another.
 void op_wire(Reader &r, bool raw)
 {
 	std::vector<uint8_t> f;
+	unsigned nic;
 	if (raw) {
-		f = r.bytes(r.u16() % 9200);
+		const uint16_t len = r.u16();
+		nic = (len >> 14) % g_pairs;
+		f = r.bytes(len % 9200);
 	} else {
 		f = build_frame(r);
 		const uint16_t at = r.u16();
 		const uint8_t how = r.u8(), val = r.u8();
+		nic = (how >> 2) % g_pairs;
 		if (how & 1 && !f.empty())
 			f[at % f.size()] ^= val;
 		if (how & 2)
 			f.resize(at % (f.size() + 1));
 	}
-	g_host->offer(f.data(), f.size());
+	g_host->offer(nic, f.data(), f.size());
+}
+
+// An empty or tiny frame (runts, a bare or cut Ethernet header, 59/60
+// bytes around the minimum frame), cut from a well-formed one or made of
+// input bytes: what a broken or hostile peer sends.
+void op_wire_tiny(Reader &r)
+{
+	const uint8_t how = r.u8();
+	const size_t len = kTinyLens[r.u8() % sizeof(kTinyLens)];
+	std::vector<uint8_t> f = how & 1 ? r.bytes(len) : build_frame(r);
+	f.resize(len);
+	g_host->offer((how >> 1) % g_pairs, f.data(), f.size());
 }
 
 // Next sequence number of each of the 16 flows op_wire_segment sends.
@@ -362,12 +409,12 @@ void op_wire_segment(Reader &r)
 	devmemsim::l4_csum_fill(f.data(), p);
 	if (how & 0x10)
 		f.back() ^= 1;
-	g_host->offer(f.data(), f.size());
+	g_host->offer((how >> 2) % g_pairs, f.data(), f.size());
 }
 
 void op_msix(Reader &r)
 {
-	const dms_dev dev = dms_dev(r.u8() & 1);
+	const dms_dev dev = dev_of(r.u8());
 	const unsigned vector = r.u8() % 8;
 	const Target t = Target(r.u8());
 	const uint32_t off = r.u32();
@@ -388,40 +435,44 @@ void op_step(Reader &r)
 	g_host->run(8);
 }
 
+// On GPU (engine >> 2) % K.
 void op_gpu_job(Reader &r)
 {
 	dms_node *n = g_host->node();
 	const uint8_t engine = r.u8();
+	const dms_dev gpu = DMS_GPU((engine >> 2) % g_pairs);
 	const uint64_t dev = r.u32() % (kGpuMemSize + 4096);
 	const Target t = Target(r.u8());
 	const uint32_t off = r.u32();
 	const uint64_t len = r.u32() % (2 * kGpuMemSize);
 	if (engine & 1) {
-		dms_reg_write(n, DMS_DEV_GPU, DMS_GPU_REG_CRC_DEV_LO, dev, 8);
-		dms_reg_write(n, DMS_DEV_GPU, DMS_GPU_REG_CRC_LEN_LO, len, 8);
-		dms_reg_write(n, DMS_DEV_GPU, DMS_GPU_REG_CRC_DOORBELL, 1, 4);
+		dms_reg_write(n, gpu, DMS_GPU_REG_CRC_DEV_LO, dev, 8);
+		dms_reg_write(n, gpu, DMS_GPU_REG_CRC_LEN_LO, len, 8);
+		dms_reg_write(n, gpu, DMS_GPU_REG_CRC_DOORBELL, 1, 4);
 		return;
 	}
-	dms_reg_write(n, DMS_DEV_GPU, DMS_GPU_REG_COPY_DEV_LO, dev, 8);
-	dms_reg_write(n, DMS_DEV_GPU, DMS_GPU_REG_COPY_HOST_LO, address(t, off, off), 8);
-	dms_reg_write(n, DMS_DEV_GPU, DMS_GPU_REG_COPY_LEN_LO, len, 8);
-	dms_reg_write(n, DMS_DEV_GPU, DMS_GPU_REG_COPY_CTRL, (engine >> 1) & 1, 4);
-	dms_reg_write(n, DMS_DEV_GPU, DMS_GPU_REG_COPY_DOORBELL, 1, 4);
+	dms_reg_write(n, gpu, DMS_GPU_REG_COPY_DEV_LO, dev, 8);
+	dms_reg_write(n, gpu, DMS_GPU_REG_COPY_HOST_LO, address(t, off, off), 8);
+	dms_reg_write(n, gpu, DMS_GPU_REG_COPY_LEN_LO, len, 8);
+	dms_reg_write(n, gpu, DMS_GPU_REG_COPY_CTRL, (engine >> 1) & 1, 4);
+	dms_reg_write(n, gpu, DMS_GPU_REG_COPY_DOORBELL, 1, 4);
 }
 
-// A CRC gather list in RAM and the engine started on it.
+// A CRC gather list in RAM and the engine of GPU (count bit 15) started on it.
 void op_crc_list(Reader &r)
 {
 	dms_node *n = g_host->node();
-	const unsigned count = r.u16() % (DMS_GPU_CRC_LIST_MAX + 2);
+	const uint16_t raw = r.u16();
+	const unsigned count = (raw & 0x7fff) % (DMS_GPU_CRC_LIST_MAX + 2);
+	const dms_dev gpu = DMS_GPU((raw >> 15) % g_pairs);
 	const uint64_t list = kRamBase + 0x3f0000;
 	for (unsigned i = 0; i < count && !r.done() && i < 4096; i++) {
 		dms_gpu_crc_range e{r.u32() % (kGpuMemSize + 64), r.u16() + 1u};
 		std::memcpy(g_host->ram() + (list - kRamBase) + 16 * i, &e, 16);
 	}
-	dms_reg_write(n, DMS_DEV_GPU, DMS_GPU_REG_CRC_LIST_LO, list, 8);
-	dms_reg_write(n, DMS_DEV_GPU, DMS_GPU_REG_CRC_LIST_COUNT, count, 4);
-	dms_reg_write(n, DMS_DEV_GPU, DMS_GPU_REG_CRC_DOORBELL, 1, 4);
+	dms_reg_write(n, gpu, DMS_GPU_REG_CRC_LIST_LO, list, 8);
+	dms_reg_write(n, gpu, DMS_GPU_REG_CRC_LIST_COUNT, count, 4);
+	dms_reg_write(n, gpu, DMS_GPU_REG_CRC_DOORBELL, 1, 4);
 }
 
 // Fault injection settings (dms_node_set_faults): the keys a mask selects,
@@ -431,7 +482,7 @@ void op_faults(Reader &r)
 {
 	static const struct {
 		const char *key;
-		char kind; // r: rate, n: count, t: time
+		char kind; // r: rate, n: count, t: time, b: bool
 	} keys[] = {{"rx_drop_rate", 'r'},	    {"rx_corrupt_rate", 'r'},
 		    {"tx_drop_rate", 'r'},	    {"tx_corrupt_rate", 'r'},
 		    {"nic_dma_error_rate", 'r'},    {"nic_dma_error_nth", 'n'},
@@ -440,7 +491,8 @@ void op_faults(Reader &r)
 		    {"link_flap_period_ns", 't'},   {"nic_msi_drop_rate", 'r'},
 		    {"gpu_msi_drop_rate", 'r'},	    {"nic_msi_delay_rate", 'r'},
 		    {"gpu_msi_delay_rate", 'r'},    {"msi_delay_ns", 't'},
-		    {"gpu_engine_error_rate", 'r'}, {"seed", 'n'}};
+		    {"gpu_engine_error_rate", 'r'}, {"seed", 'n'},
+		    {"nic_dma_error_rings", 'b'}};
 	const uint32_t mask = r.u32();
 	std::string settings;
 	for (unsigned i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
@@ -449,6 +501,7 @@ void op_faults(Reader &r)
 		const unsigned v = r.u8();
 		const std::string val = keys[i].kind == 'r'   ? std::to_string(v / 255.0)
 					: keys[i].kind == 'n' ? std::to_string(v)
+					: keys[i].kind == 'b' ? (v & 1 ? "true" : "false")
 							      : std::to_string(v * 1000u);
 		settings += std::string(settings.empty() ? "" : " ") + keys[i].key + "=" + val;
 	}
@@ -459,13 +512,15 @@ void op_faults(Reader &r)
 		std::fprintf(stderr, "  refused: %s\n", err);
 }
 
-// A device id the node does not have (its devices are ids 0 and 1): every
-// call that takes an id refuses it (devmemsim.h) and touches nothing,
-// which the checks after the operation and ASan see.
+// A device id the node does not have (its devices are ids 0 to 2K-1):
+// every call that takes an id refuses it (devmemsim.h) and touches
+// nothing, which the checks after the operation and ASan see; so do the
+// NIC-only calls given a GPU and the GPU-only ones given a NIC.
 void op_foreign_id(Reader &r)
 {
 	dms_node *n = g_host->node();
-	const auto id = dms_dev(2 + r.u32() % (DMS_DEV_ID_MAX - 1u));
+	const uint32_t first = 2 * g_pairs;
+	const auto id = dms_dev(first + r.u32() % (DMS_DEV_ID_MAX - first + 1u));
 	const uint16_t off = r.u16();
 	const uint64_t val = r.u(8);
 	static const dms_dev_ops ops = {nullptr, nullptr, nullptr, nullptr};
@@ -486,6 +541,17 @@ void op_foreign_id(Reader &r)
 	if (dms_reg_read(n, id, off, 4) != UINT64_MAX || dms_dev_name(n, id) ||
 	    dms_dev_mem_size(n, id) || dms_dev_num_queues(n, id) || dms_dev_num_vectors(n, id))
 		fail("device id %llu: a query answered for it", id);
+	const unsigned p = off % g_pairs;
+	const int wrong_kind[] = {dms_dev_receive(n, DMS_GPU(p), bytes, sizeof(bytes)),
+				  dms_dev_set_link(n, DMS_GPU(p), 0),
+				  dms_dev_set_mac(n, DMS_GPU(p), bytes),
+				  dms_dev_set_memory(n, DMS_NIC(p), nullptr)};
+	for (int ret : wrong_kind)
+		if (ret != -1)
+			fail("pair %llu: a call took a device of the wrong kind (returned %llu)", p,
+			     uint64_t(ret));
+	if (dms_dev_num_queues(n, DMS_GPU(p)) || dms_dev_mem_size(n, DMS_NIC(p)))
+		fail("pair %llu: a query answered for a device of the wrong kind", p);
 }
 
 // Every counter of the stats JSON: a plain non-negative integer below
@@ -498,6 +564,7 @@ uint64_t counter(const std::string &js, const char *key)
 		       ? 0
 		       : std::strtoull(js.c_str() + at + std::strlen(key) + 4, nullptr, 10);
 }
+void check_nic_stats(const std::string &js, unsigned i);
 void check_stats()
 {
 	const std::string js = dms_node_stats_json(g_host->node());
@@ -510,9 +577,23 @@ void check_stats()
 			fail("negative or absurd counter at byte %llu of the stats JSON", at);
 		}
 	}
-	const size_t nic = js.find("\"nic\": ");
+	for (unsigned i = 0; i < g_pairs; i++)
+		check_nic_stats(js, i);
+}
+
+void check_nic_stats(const std::string &js, unsigned i)
+{
+	// After the PCIe section: its links are named as the devices are.
+	size_t devs = js.find("\"pcie\": {") + 8;
+	for (int depth = 0; devs < js.size(); devs++) {
+		depth += js[devs] == '{' ? 1 : js[devs] == '}' ? -1 : 0;
+		if (!depth)
+			break;
+	}
+	const size_t nic = js.find(
+		std::string("\"") + dms_dev_name(g_host->node(), DMS_NIC(i)) + "\": {", devs);
 	if (nic == std::string::npos)
-		fail("no NIC counters in the stats JSON");
+		fail("no counters of NIC %llu in the stats JSON", i);
 	const std::string n = js.substr(nic);
 	if (g_trace)
 		std::fprintf(stderr, "  tx_frames %s, super-frames %s cut into %s, %s refused\n",
@@ -520,12 +601,12 @@ void check_stats()
 			     std::to_string(counter(n, "tx_tso")).c_str(),
 			     std::to_string(counter(n, "tx_tso_segs")).c_str(),
 			     std::to_string(counter(n, "tx_tso_err")).c_str());
-	if (counter(n, "rx_frames") > g_host->frames_taken())
+	if (counter(n, "rx_frames") > g_host->frames_taken(i))
 		fail("NIC counted %llu frames received, %llu were given to it",
-		     counter(n, "rx_frames"), g_host->frames_taken());
-	if (counter(n, "rx_gro_segs") > g_host->frames_taken())
+		     counter(n, "rx_frames"), g_host->frames_taken(i));
+	if (counter(n, "rx_gro_segs") > g_host->frames_taken(i))
 		fail("NIC counted %llu segments in coalesced frames, %llu frames were given to it",
-		     counter(n, "rx_gro_segs"), g_host->frames_taken());
+		     counter(n, "rx_gro_segs"), g_host->frames_taken(i));
 	if (counter(n, "rx_gro_segs") < 2 * counter(n, "rx_gro_frames"))
 		fail("NIC counted %llu coalesced frames but only %llu segments in them",
 		     counter(n, "rx_gro_frames"), counter(n, "rx_gro_segs"));
@@ -533,9 +614,24 @@ void check_stats()
 	if (counter(n, "tx_tso_segs") > counter(n, "tx_frames"))
 		fail("NIC counted %llu segments, %llu frames sent", counter(n, "tx_tso_segs"),
 		     counter(n, "tx_frames"));
-	if (!g_tx_may_vanish && counter(n, "tx_frames") > g_host->frames_sent())
+	if (!g_tx_may_vanish && counter(n, "tx_frames") > g_host->frames_sent(i))
 		fail("NIC counted %llu frames sent, %llu reached the wire", counter(n, "tx_frames"),
-		     g_host->frames_sent());
+		     g_host->frames_sent(i));
+}
+
+// A NIC's IEEE 802.3 counters (v1.7), every one read as 64 bits: frames
+// received OK since the input began (from the value then, or from 0 after
+// a reset in between) are frames the host gave.
+uint64_t g_rx_ok_base[kMaxPairs];
+// Counter i, its _HI latched by the read of _LO (datasheet, "MAC").
+uint64_t mstat(unsigned nic, unsigned i)
+{
+	const uint64_t lo = dms_reg_read(g_host->node(), DMS_NIC(nic), DMS_NIC_REG_MSTAT_LO(i), 4);
+	return lo | dms_reg_read(g_host->node(), DMS_NIC(nic), DMS_NIC_REG_MSTAT_HI(i), 4) << 32;
+}
+uint64_t rx_ok(unsigned nic)
+{
+	return mstat(nic, DMS_NIC_MSTAT_RX_OK);
 }
 
 // The node between inputs: devices reset, machine cleared, idle.
@@ -543,43 +639,52 @@ void reset_node()
 {
 	dms_node *n = g_host->node();
 	g_host->clear();
-	dms_nic_reset(n);
-	dms_nic_set_link(n, 1);
-	dms_gpu_reset(n);
+	for (unsigned i = 0; i < g_pairs; i++) {
+		dms_dev_reset(n, DMS_NIC(i));
+		dms_dev_set_link(n, DMS_NIC(i), 1);
+		dms_dev_reset(n, DMS_GPU(i));
+	}
 	char err[256];
 	if (dms_node_set_faults(n, "", err, sizeof(err)))
 		fail("dms_node_set_faults(\"\") refused");
 	g_host->run(1000);
 	g_host->clear();
-	for (QueueState &s : g_q)
-		s = QueueState{};
+	for (auto &nic : g_q)
+		for (QueueState &s : nic)
+			s = QueueState{};
 	std::fill(std::begin(g_seq), std::end(g_seq), 0);
 	dms_node_reset_stats(n);
 	g_host->reset_counts();
+	for (unsigned i = 0; i < g_pairs; i++)
+		g_rx_ok_base[i] = rx_ok(i);
 	g_tx_may_vanish = false;
 }
 
 void op_link(Reader &r)
 {
-	const bool up = r.u8() & 1;
+	const uint8_t b = r.u8();
+	const bool up = b & 1;
 	g_tx_may_vanish |= !up; // frames queued for the wire may be lost
-	dms_nic_set_link(g_host->node(), up);
+	dms_dev_set_link(g_host->node(), DMS_NIC((b >> 1) % g_pairs), up);
 }
 
 void op_bus_master(Reader &r)
 {
 	const uint8_t b = r.u8();
-	g_host->set_bus_master(dms_dev(b & 1), b & 2);
+	g_host->set_bus_master(dev_of(uint8_t((b & 1) | (b >> 2) << 1)), b & 2);
 }
 
 // One RSS context programmed (any context number, table size, transform:
 // the device refuses what is out of range) and a flow steering rule for
-// all TCP or UDP of one IP version to a queue or to a context.
+// all TCP or UDP of one IP version to a queue or to a context; on NIC
+// (ctx byte >> 7) % K.
 void op_rss_setup(Reader &r)
 {
 	dms_node *n = g_host->node();
-	auto nic = [n](uint32_t off, uint32_t v) { dms_reg_write(n, DMS_DEV_NIC, off, v, 4); };
-	nic(DMS_NIC_REG_RSS_CTX_SEL, r.u8());
+	const uint8_t sel = r.u8();
+	const dms_dev dev = DMS_NIC((sel >> 7) % g_pairs);
+	auto nic = [n, dev](uint32_t off, uint32_t v) { dms_reg_write(n, dev, off, v, 4); };
+	nic(DMS_NIC_REG_RSS_CTX_SEL, sel);
 	const uint8_t size = r.u8();
 	nic(DMS_NIC_REG_RSS_CTX_INDIR_SIZE, size & 0x80 ? size : 1u << (size % 8));
 	nic(DMS_NIC_REG_RSS_CTX_XFRM, r.u8() % 4);
@@ -603,8 +708,103 @@ void op_rss_setup(Reader &r)
 	}
 	nic(DMS_NIC_REG_RSS_NT_CTX, (rule & 4 ? DMS_NIC_RSS_NT_EN : 0) | ctx);
 	nic(DMS_NIC_REG_NT_COMMIT, rule >> 3);
-	const uint64_t rx_ctrl = dms_reg_read(n, DMS_DEV_NIC, DMS_NIC_REG_RX_CTRL, 4);
+	const uint64_t rx_ctrl = dms_reg_read(n, dev, DMS_NIC_REG_RX_CTRL, 4);
 	nic(DMS_NIC_REG_RX_CTRL, uint32_t(rx_ctrl) | DMS_NIC_RX_RSS | DMS_NIC_RX_NTUPLE);
+}
+
+// The NIC registers of v1.7-v1.9 no other operation programs, by name so
+// that the fuzzer reaches them at once: GRO limits, interrupt moderation,
+// the TX scheduler nodes (v1.8), pause and FEC, MAC counters, the
+// default RSS table and the extended keys, n-tuple addresses, the stamps
+// and error counters; an indexed one with the index of the next byte.
+struct NicReg {
+	uint32_t off, stride, count;
+	bool per_queue;
+};
+const NicReg kNicRegs[] = {
+	{DMS_NIC_REG_CTRL, 0, 1, false},
+	{DMS_NIC_REG_MTU, 0, 1, false},
+	{DMS_NIC_REG_HDS_THRESH, 0, 1, false},
+	{DMS_NIC_REG_ITR_NS, 0, 1, false},
+	{DMS_NIC_REG_ADMIN_IRQ_STATUS, 0, 1, false},
+	{DMS_NIC_REG_ADMIN_IRQ_MASK, 0, 1, false},
+	{DMS_NIC_REG_Q_FAULT_LO, 4, 2, false},
+	{DMS_NIC_REG_GRO_MAX_SEGS, 0, 1, false},
+	{DMS_NIC_REG_GRO_MAX_BYTES, 0, 1, false},
+	{DMS_NIC_REG_GRO_TIMEOUT_NS, 0, 1, false},
+	{DMS_NIC_REG_GRO_FLOWS, 0, 1, false},
+	{DMS_NIC_REG_GRO_MAX_AGE_NS, 0, 1, false},
+	{DMS_NIC_REG_PTP_RX_STAMPS, 0, 1, false},
+	{DMS_NIC_REG_PTP_TX_STAMPS, 0, 1, false},
+	{DMS_NIC_REG_TX_RATE_WAITS, 0, 1, false},
+	{DMS_NIC_REG_TXS_Q_SEL, 0, 1, false},
+	{DMS_NIC_REG_TXS_Q_NODE, 0, 1, false},
+	{DMS_NIC_REG_TXS_Q_WEIGHT, 0, 1, false},
+	{DMS_NIC_REG_TXS_NODE_RATE_KBPS(0), 16, DMS_NIC_TXS_NODES + 1, false},
+	{DMS_NIC_REG_TXS_NODE_BURST(0), 16, DMS_NIC_TXS_NODES + 1, false},
+	{DMS_NIC_REG_TXS_NODE_PARENT(0), 16, DMS_NIC_TXS_NODES + 1, false},
+	{DMS_NIC_REG_MAC_PAUSE, 0, 1, false},
+	{DMS_NIC_REG_PAUSE_RX_FRAMES, 4, 2, false},
+	{DMS_NIC_REG_FEC_MODE, 0, 1, false},
+	{DMS_NIC_REG_FEC_CORRECTED, 4, 2, false},
+	{DMS_NIC_REG_MSTAT_LO(0), 4, 2 * DMS_NIC_MSTAT_COUNT + 1, false},
+	{DMS_NIC_REG_SERIAL_LO, 4, 2, false},
+	{DMS_NIC_REG_RSS_KEY(0), 4, DMS_NIC_RSS_KEY_WORDS, false},
+	{DMS_NIC_REG_RSS_INDIR(0), 4, DMS_NIC_RSS_INDIR_SIZE, false},
+	{DMS_NIC_REG_RSS_CTX_NUM, 0, 1, false},
+	{DMS_NIC_REG_RSS_ERR, 0, 1, false},
+	{DMS_NIC_REG_RSS_CTX_KEY_EXT(0), 4, DMS_NIC_RSS_KEY_EXT_WORDS + 1, false},
+	{DMS_NIC_REG_NT_SRC(0), 4, DMS_NIC_NT_ADDR_WORDS, false},
+	{DMS_NIC_REG_NT_DST(0), 4, DMS_NIC_NT_ADDR_WORDS, false},
+	{DMS_NIC_REG_NT_PORTS, 0, 1, false},
+	{DMS_NIC_REG_STAT_RX_NO_BUF, 4, 7, false},
+	{DMS_NIC_REG_TSO_SUPER, 4, 3, false},
+	{DMS_NIC_REG_CAPS, 0, 1, false},
+	{DMS_NIC_REG_NODE_INDEX, 0, 1, false},
+	{DMS_NIC_RXQ_CTRL, 0, 1, true},
+	{DMS_NIC_Q_RX_ITR_NS, 0, 1, true},
+	{DMS_NIC_Q_TX_ITR_NS, 0, 1, true},
+	{DMS_NIC_Q_RX_ITR_FRAMES, 0, 1, true},
+	{DMS_NIC_Q_TX_ITR_FRAMES, 0, 1, true},
+	{DMS_NIC_RXQ_CMPL_HEAD, 0, 1, true},
+	{DMS_NIC_TXQ_CMPL_HEAD, 0, 1, true},
+	{DMS_NIC_TXQ_CTRL, 0, 1, true},
+	{DMS_NIC_TXQ_RATE_KBPS, 0, 1, true},
+	{DMS_NIC_TXQ_BURST, 0, 1, true},
+};
+
+// Queue byte (NIC and queue), register, index, how (bit 0 read, bit 1 a
+// small value: the low byte), value.
+void op_nic_reg(Reader &r)
+{
+	const QSel q = qsel(r.u8());
+	const NicReg &reg = kNicRegs[r.u8() % (sizeof(kNicRegs) / sizeof(kNicRegs[0]))];
+	const unsigned idx = r.u8() % reg.count;
+	const uint8_t how = r.u8();
+	const uint32_t raw = r.u32(), val = how & 2 ? raw & 0xff : raw;
+	const uint64_t off = (reg.per_queue ? DMS_NIC_Q_BASE(q.q) : 0) + reg.off + idx * reg.stride;
+	const dms_dev nic = DMS_NIC(q.nic);
+	if (g_trace)
+		std::fprintf(stderr, "  nic%u +%#llx %s %#x\n", q.nic, (unsigned long long)off,
+			     how & 1 ? "read" : "=", val);
+	if (how & 1) {
+		dms_reg_read(g_host->node(), nic, off, 4);
+		return;
+	}
+	forget_queues(nic, off, 4);
+	dms_reg_write(g_host->node(), nic, off, val, 4);
+}
+
+void op_mac_stats(Reader &r)
+{
+	const unsigned nic = r.u8() % g_pairs;
+	for (unsigned i = 0; i < DMS_NIC_MSTAT_COUNT; i++)
+		mstat(nic, i);
+	const uint64_t ok = rx_ok(nic), base = g_rx_ok_base[nic];
+	const uint64_t since = ok >= base ? ok - base : ok;
+	if (since > g_host->frames_taken(nic))
+		fail("MAC counted %llu frames received OK, %llu were given to it", since,
+		     g_host->frames_taken(nic));
 }
 
 void play(Reader &r)
@@ -618,9 +818,12 @@ void play(Reader &r)
 	case kRegWrite:
 		op_reg_write(r);
 		break;
-	case kRegRead:
-		dms_reg_read(n, dms_dev(r.u8() & 1), r.u16(), 1u << (r.u8() % 4));
+	case kRegRead: {
+		const dms_dev dev = dev_of(r.u8());
+		const uint16_t off = r.u16();
+		dms_reg_read(n, dev, off, 1u << (r.u8() % 4));
 		break;
+	}
 	case kRamWrite:
 		op_ram_write(r);
 		break;
@@ -659,17 +862,21 @@ void play(Reader &r)
 	case kCrcList:
 		op_crc_list(r);
 		break;
-	case kBars:
-		g_host->place_bars(r.u8() & 1);
+	case kBars: {
+		const uint8_t b = r.u8();
+		g_host->place_bars((b >> 1) % g_pairs, b & 1);
 		break;
-	case kPeer:
-		g_host->peer = Peer(r.u8() % 3);
+	}
+	case kPeer: {
+		const uint8_t b = r.u8();
+		g_host->set_peer((b >> 2) % g_pairs, Peer(b % unsigned(Peer::kCount)));
 		break;
+	}
 	case kBusMaster:
 		op_bus_master(r);
 		break;
 	case kReplug:
-		g_host->replug(dms_dev(r.u8() & 1));
+		g_host->replug(dev_of(r.u8()));
 		break;
 	case kGpuReset:
 		dms_gpu_reset(n);
@@ -685,19 +892,34 @@ void play(Reader &r)
 	case kTiming: // the v1.5/v1.6 register and wire ops
 		(op == kSegment ? op_wire_segment : op == kRssSetup ? op_rss_setup : op_timing)(r);
 		break;
+	case kNicReg:
+		op_nic_reg(r);
+		break;
+	case kWireTiny:
+		op_wire_tiny(r);
+		break;
+	case kMacStats:
+		op_mac_stats(r);
+		break;
 	}
 }
 
-std::string write_config(const char *mode)
+std::string write_config(const char *mode, unsigned pairs)
 {
 	char path[] = "/tmp/dms-fuzz-node-XXXXXX";
 	const int fd = mkstemp(path);
 	if (fd < 0)
 		fail("cannot create the node configuration file");
 	close(fd);
-	// Four queue pairs: the harness lays out (and follows) four queues' rings.
-	std::ofstream(path) << "[node]\nmode = \"" << mode
-			    << "\"\n[nic]\nqueues = 4\n[gpu]\nmem_size = \"1M\"\n";
+	// Four queue pairs: the harness lays out (and follows) four queues'
+	// rings per NIC. Pairs as configs/node/two-pairs.toml: one switch each.
+	std::ofstream cfg(path);
+	cfg << "[node]\nmode = \"" << mode << "\"\n[nic]\nqueues = 4\n[gpu]\nmem_size = \"1M\"\n";
+	for (unsigned i = 0; i < pairs; i++)
+		cfg << "[[topology.switch]]\nname = \"sw" << i << "\"\n";
+	for (const char *dev : {"nic", "gpu"})
+		for (unsigned i = 0; i < pairs; i++)
+			cfg << "[[topology." << dev << "]]\non = \"sw" << i << "\"\n";
 	return path;
 }
 
@@ -716,7 +938,12 @@ extern "C" int LLVMFuzzerInitialize(int *argc, char ***argv)
 			std::exit(write_seeds((*argv)[i] + 14) ? 0 : 1);
 	g_trace = std::getenv("DMS_FUZZ_TRACE");
 	const char *mode = std::getenv("DMS_FUZZ_MODE");
-	const std::string cfg = write_config(mode && *mode ? mode : "functional");
+	// DMS_FUZZ_PAIRS: NIC/GPU pairs of the node (default 2, up to 4).
+	const char *pairs = std::getenv("DMS_FUZZ_PAIRS");
+	const unsigned k = pairs && *pairs ? unsigned(std::strtoul(pairs, nullptr, 10)) : 2;
+	if (k < 1 || k > kMaxPairs)
+		fail("DMS_FUZZ_PAIRS=%llu: 1 to %llu pairs", k, kMaxPairs);
+	const std::string cfg = write_config(mode && *mode ? mode : "functional", k);
 	char err[256] = "";
 	dms_node *node = dms_node_new(cfg.c_str(), err, sizeof(err));
 	std::remove(cfg.c_str());
@@ -724,9 +951,13 @@ extern "C" int LLVMFuzzerInitialize(int *argc, char ***argv)
 		std::fprintf(stderr, "fuzz-node: %s\n", err);
 		std::exit(1);
 	}
-	if (dms_gpu_mem_size(node) != kGpuMemSize)
-		fail("GPU memory is %llu bytes, the harness expects %llu", dms_gpu_mem_size(node),
-		     kGpuMemSize);
+	g_pairs = dms_node_num_pairs(node);
+	if (g_pairs != k)
+		fail("the node has %llu pairs, the harness asked for %llu", g_pairs, k);
+	for (unsigned i = 0; i < g_pairs; i++)
+		if (dms_dev_mem_size(node, DMS_GPU(i)) != kGpuMemSize ||
+		    dms_dev_num_queues(node, DMS_NIC(i)) != 4)
+			fail("pair %llu is not the configured 1 MiB GPU and 4-queue NIC", i);
 	if (g_trace) // the model's own lines too: why a frame was dropped
 		dms_node_set_trace(
 			node,
@@ -736,7 +967,7 @@ extern "C" int LLVMFuzzerInitialize(int *argc, char ***argv)
 			},
 			nullptr);
 	g_queues = dms_nic_num_queues(node);
-	g_host = new Host(node);
+	g_host = new Host(node, g_pairs);
 	g_host->nic_ram_write = check_nic_ram_write;
 	g_host->step(0);
 	return 0;

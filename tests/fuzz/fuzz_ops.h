@@ -13,6 +13,8 @@ namespace fuzz
 {
 
 enum Op : uint8_t {
+	// dev: a device id, DMS_NIC(i) or DMS_GPU(i) (mod 2K); q: NIC q / 4's
+	// queue q % 4 (mod 4K); other NIC and GPU choices as fuzz_node.cc says.
 	kRegWrite,   // dev, off16, size, value64
 	kRegRead,    // dev, off16, size
 	kRamWrite,   // off32, len16, bytes
@@ -39,8 +41,16 @@ enum Op : uint8_t {
 	kSegment,    // flow, how, payload16 [hole16] [flags]: TCP in sequence (GRO)
 	kRssSetup,   // ctx, size, xfrm, class+fields, key word32, entries, rule (v1.6)
 	kTiming,     // reg sel, q, value32, host time delta16: PTP, rate limits (v1.6)
+	kNicReg,     // q, reg sel, index, how, value32: v1.7-v1.9 registers by name
+	kWireTiny,   // how, length sel, [bytes | frame spec]: empty and runt frames
+	kMacStats,   // nic: IEEE 802.3 counters read and checked (v1.7)
 	kOpCount
 };
+
+// kWireTiny's frame lengths: empty, runts, a bare or cut Ethernet header,
+// cut IP headers, and around the 60-byte minimum frame.
+constexpr uint8_t kTinyLens[] = {0,  1,	 2,  6,	 12, 13, 14, 15, 17, 18, 19, 20, 33,
+				 34, 38, 41, 42, 53, 54, 58, 59, 60, 61, 63, 64, 65};
 
 // Where an address argument points: decoded by the harness.
 enum Target : uint8_t { kToRam, kToGpuMem, kToNicRegs, kToGpuRegs, kToApic, kToRaw, kTargetCount };

@@ -4,7 +4,9 @@
 // hostile action of issue 10 (ring settings changed after enable, MSIs at
 // the devices' own doorbells, an interrupt storm, the GPU BAR going away
 // under P2P DMA, a header buffer smaller than the headers, a peer that
-// resets the NIC while it sends). The fuzzer mutates from there.
+// resets the NIC while it sends), and the second pair's: frames across the
+// pairs, device-to-device MSIs, runts, the v1.7-v1.9 registers. The fuzzer
+// mutates from there.
 #ifndef DEVMEMSIM_TESTS_FUZZ_SEEDS_H
 #define DEVMEMSIM_TESTS_FUZZ_SEEDS_H
 
@@ -248,12 +250,66 @@ inline void hostile_memory_seeds(std::vector<std::vector<uint8_t>> &out)
 	out.push_back(foreign.out);
 }
 
+// The second pair, device-to-device MSIs, runts and the v1.7-v1.9
+// registers (fuzz_ops.h: kNicReg indexes fuzz_node.cc's register table).
+inline void pair_seeds(std::vector<std::vector<uint8_t>> &out)
+{
+	Writer pairs; // NIC 1's queues, frames across the pairs, GPU 1's jobs
+	queue(queue(pairs, 4), 0);
+	pairs.op(kPeer).u8(3 | 1 << 2).op(kPeer).u8(3); // each NIC sends to the other
+	for (uint8_t a : {0x00, 0x10, 0x14})
+		pairs.op(kWireFrame).u8(a).u8(2).u16(700).u16(0).u8(1 << 2).u8(0);
+	pairs.op(kTxPost).u8(4).u8(0x10).u8(2).u16(900).u8(2).u8(4);
+	pairs.op(kTxPost).u8(0).u8(0x00).u8(2).u16(300).u8(1).u8(4);
+	pairs.op(kGpuJob).u8(4 | 2).u32(0x100).u8(kToGpuMem).u32(0x1000).u32(4096);
+	pairs.op(kGpuJob).u8(4).u32(0x100).u8(kToRam).u32(0x9000).u32(8192);
+	step(step(pairs, 0x81), 0xc1).op(kMacStats).u8(1).op(kStats);
+	out.push_back(pairs.out);
+
+	Writer d2d; // GPU 1 rings NIC 0's queue arm, NIC 0's vector rings GPU 1's doorbell
+	queue(d2d, 0);
+	msix(d2d, DMS_GPU(1), 0, kToNicRegs, DMS_NIC_Q_BASE(0) + DMS_NIC_Q_IRQ_ARM, 1);
+	msix(d2d, DMS_NIC(0), 0, kToGpuRegs, (1u << 24) | DMS_GPU_REG_COPY_DOORBELL, 1);
+	msix(d2d, DMS_NIC(0), 1, kToGpuRegs, (1u << 24) | DMS_GPU_REG_IRQ_MASK, 7);
+	reg(d2d, DMS_GPU(1), DMS_GPU_REG_IRQ_MASK, 7);
+	d2d.op(kGpuJob).u8(4).u32(0).u8(kToRam).u32(0).u32(0);
+	d2d.op(kTxPost).u8(0).u8(0).u8(0).u16(64).u8(1).u8(0);
+	for (unsigned i = 0; i < 4; i++)
+		step(step(d2d, 0x01), 0x45);
+	out.push_back(d2d.out);
+
+	Writer tiny; // empty and runt frames to both NICs, cut and raw
+	queue(queue(tiny, 0, 2, 3), 4, 2, 3);
+	for (uint8_t sel = 0; sel < sizeof(kTinyLens); sel++) {
+		tiny.op(kWireTiny).u8(uint8_t((sel & 1) << 1)).u8(sel).u8(0x10).u8(0).u16(100);
+		tiny.op(kWireTiny).u8(1).u8(sel); // raw: all ones, a broadcast
+		for (unsigned i = 0; i < kTinyLens[sel]; i++)
+			tiny.u8(0xff);
+	}
+	step(tiny, 0x45).op(kMacStats).u8(0).op(kMacStats).u8(1).op(kStats);
+	out.push_back(tiny.out);
+
+	Writer regs; // every named v1.7-v1.9 register written, then read, on both NICs
+	queue(regs, 0);
+	for (uint8_t sel = 0; sel < 49; sel++)
+		for (uint8_t nic : {0, 4})
+			regs.op(kNicReg).u8(nic).u8(sel).u8(sel).u8(2).u32(sel + 1u);
+	for (unsigned i = 0; i < 4; i++)
+		regs.op(kTxPost).u8(0).u8(0x10).u8(1).u16(1400).u8(1).u8(0x40);
+	step(regs, 0x8a);
+	for (uint8_t sel = 0; sel < 49; sel++)
+		regs.op(kNicReg).u8(0).u8(sel).u8(1).u8(1).u32(0);
+	step(regs, 0x45).op(kMacStats).u8(0).op(kStats);
+	out.push_back(regs.out);
+}
+
 inline std::vector<std::vector<uint8_t>> seeds()
 {
 	std::vector<std::vector<uint8_t>> out;
 	driver_seeds(out);
 	hostile_seeds(out);
 	hostile_memory_seeds(out);
+	pair_seeds(out);
 	return out;
 }
 
