@@ -5,7 +5,9 @@
  *
  * Device memory (BAR2) is handed out as dma-bufs. A dma-buf from
  * DMSGPU_IOCTL_ALLOC can be
- *   - mmap()ed for CPU access (write-combined, straight to device memory),
+ *   - mmap()ed MAP_SHARED for CPU access (write-combined, straight to
+ *     device memory; MAP_PRIVATE gets -EINVAL, as device memory cannot be
+ *     copy-on-write),
  *   - imported by other devices, e.g. bound to a NIC queue for devmem TCP
  *     (the mapping the importer gets holds bus addresses inside BAR2),
  *   - passed back to DMSGPU_IOCTL_COPY and DMSGPU_IOCTL_CRC to run the

@@ -132,6 +132,13 @@ static int dmsgpu_dmabuf_mmap(struct dma_buf *dmabuf, struct vm_area_struct *vma
 	struct dmsgpu_buf *buf = dmabuf->priv;
 	int idx;
 
+	/*
+	 * MAP_SHARED only: a private mapping of a writable file is
+	 * copy-on-write, and device memory has no pages to copy
+	 * (vmf_insert_pfn() refuses such a VMA with a BUG).
+	 */
+	if (vma_is_cow_mapping(vma))
+		return -EINVAL;
 	if (!dmsgpu_enter(buf->gpu, &idx))
 		return -ENODEV;
 	/* The dma-buf core checked that the range lies inside the buffer. */
