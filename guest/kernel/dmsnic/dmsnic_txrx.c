@@ -413,7 +413,8 @@ static struct sk_buff *dmsnic_rx_skb_from_hdr(struct dmsnic_qp *qp,
 	struct dmsnic_rx_ring *rx = &qp->rx;
 	struct sk_buff *skb = NULL;
 
-	if (len >= ETH_HLEN && len <= DMSNIC_HDR_BUF_SIZE) {
+	/* dmsnic_rx_take_bufs() checked len against the buffer. */
+	if (len >= ETH_HLEN) {
 		void *va = page_address(hb.page) + hb.offset;
 
 		page_pool_dma_sync_for_cpu(rx->hdr_pp, hb.page, hb.offset, len);
@@ -682,7 +683,7 @@ static netmem_ref dmsnic_rx_take_piece(struct dmsnic_rx_ring *rx, u16 id,
 	else if (rx->pack_off)
 		off = rx->pack_off;
 	netmem = rx->pbufs[id];
-	if (len > rx->buf_size - off || rx->pbias[id] < 2) {
+	if (len > rx->pbuf_len - off || rx->pbias[id] < 2) {
 		dmsnic_rx_pack_end(rx, id, true);
 		return 0;
 	}
@@ -704,8 +705,10 @@ static netmem_ref dmsnic_rx_take_piece(struct dmsnic_rx_ring *rx, u16 id,
  * Take the buffers a completion names out of their rings: *have_hb and
  * *netmem say which ones it had, *pc where the payload is (@pc may be NULL
  * on rings that never pack: XDP's). A completion naming a buffer that is
- * not posted, or a payload longer than the buffer, is the device's bug:
- * warn.
+ * not posted, or more bytes than the device may write into the buffer as
+ * it was posted (hbuf_len, pbuf_len: the XDP layout's buffers are pages
+ * the device writes only 3520 bytes of), lies: the buffer goes back to
+ * its pool unread, and the lie is counted (the frame is then dropped).
  */
 void dmsnic_rx_take_bufs(struct dmsnic_qp *qp, const struct dms_rx_cmpl *c,
 			 u16 flags, struct dmsnic_hbuf *hb, bool *have_hb,
@@ -719,6 +722,10 @@ void dmsnic_rx_take_bufs(struct dmsnic_qp *qp, const struct dms_rx_cmpl *c,
 	*netmem = 0;
 	if (flags & DMS_RX_F_HDR)
 		*have_hb = dmsnic_rx_take_hbuf(rx, le16_to_cpu(c->hbuf_id), hb);
+	if (*have_hb && le16_to_cpu(c->hdr_len) > rx->hbuf_len) {
+		page_pool_put_page(rx->hdr_pp, hb->page, -1, true);
+		*have_hb = false;
+	}
 	if ((flags & DMS_RX_F_PAY) && rx->pack) {
 		*netmem = dmsnic_rx_take_piece(rx, id, pay_len, flags, pc);
 	} else if (flags & DMS_RX_F_PAY) {
@@ -726,16 +733,20 @@ void dmsnic_rx_take_bufs(struct dmsnic_qp *qp, const struct dms_rx_cmpl *c,
 		if (pc)
 			*pc = (struct dmsnic_piece){ 0, rx->buf_size };
 	}
-	if (*netmem && !rx->pack && pay_len > rx->buf_size) {
+	if (*netmem && !rx->pack && pay_len > rx->pbuf_len) {
 		dmsnic_rx_put_pbuf(rx, *netmem);
 		*netmem = 0;
 	}
-	if (unlikely(((flags & DMS_RX_F_HDR) && !*have_hb) ||
-		     ((flags & DMS_RX_F_PAY) && !*netmem)))
-		net_warn_ratelimited("%s: rxq %u: bad completion flags 0x%x hbuf %u pbuf %u len %u\n",
-				     netdev_name(qp->priv->netdev), qp->idx,
-				     flags, le16_to_cpu(c->hbuf_id),
-				     le16_to_cpu(c->pbuf_id), pay_len);
+	if (likely((!(flags & DMS_RX_F_HDR) || *have_hb) &&
+		   (!(flags & DMS_RX_F_PAY) || *netmem)))
+		return;
+	u64_stats_update_begin(&qp->rx_stats.syncp);
+	qp->rx_stats.bad_cmpl++;
+	u64_stats_update_end(&qp->rx_stats.syncp);
+	net_warn_ratelimited("%s: rxq %u: bad completion flags 0x%x hbuf %u len %u pbuf %u len %u\n",
+			     netdev_name(qp->priv->netdev), qp->idx, flags,
+			     le16_to_cpu(c->hbuf_id), le16_to_cpu(c->hdr_len),
+			     id, pay_len);
 }
 
 /* Handle one completion; returns 1 when it ended a frame. */

@@ -127,7 +127,10 @@ static bool dmsnic_xdp_add_frag(struct dmsnic_rx_ring *rx, netmem_ref netmem,
 /*
  * SOP: the linear part is the header buffer, or the first payload buffer
  * of a frame that did not split. The buffers the frame takes are cleared
- * in *have_hb and *netmem; the caller recycles what is left.
+ * in *have_hb and *netmem; the caller recycles what is left. Their lengths
+ * are at most what the device may write after the headroom
+ * (DMSNIC_XDP_BUF_LEN, dmsnic_rx_take_bufs() dropped longer ones), so the
+ * frame and its frags end before the skb_shared_info of their pages.
  */
 static void dmsnic_xdp_start(struct dmsnic_qp *qp, const struct dms_rx_cmpl *c,
 			     u16 flags, const struct dmsnic_hbuf *hb,
@@ -147,7 +150,7 @@ static void dmsnic_xdp_start(struct dmsnic_qp *qp, const struct dms_rx_cmpl *c,
 	rx->xb.ctx.sop = &rx->xb.sop;
 	if (flags & DMS_RX_F_ERR)
 		return;
-	if (*have_hb && hdr_len >= ETH_HLEN && hdr_len <= rx->hbuf_len) {
+	if (*have_hb && hdr_len >= ETH_HLEN) {
 		page_pool_dma_sync_for_cpu(rx->hdr_pp, hb->page, hb->offset,
 					   hdr_len);
 		dmsnic_xdp_begin(rx, page_address(hb->page) + hb->offset,
