@@ -16,6 +16,7 @@ transfer, udmabuf as the provider, and a bad --queue.
 import json
 import os
 import re
+import sys
 import tempfile
 import time
 import unittest
@@ -84,11 +85,15 @@ class Demo(unittest.TestCase):
                 self.assertRegex(self.res.stdout, rf"(?m)^{mode}\s+{d}\s+node\d\s+{DEMO_MIB * MiB}\s.*yes$")
 
 
-# node1, test_starved_payload_ring: binds a SIZE-byte dma-buf to RX queue
-# QUEUE, accepts one connection on ADDR:PORT and reads it with
+# node1, test_starved_payload_ring and test_low_payload_ring_mtu9000: binds
+# a SIZE-byte dma-buf to RX queue QUEUE, accepts one connection on
+# ADDR:PORT (its pid in /tmp/hPORT once it listens) and reads it with
 # MSG_SOCK_DEVMEM without ever giving a fragment back (SO_DEVMEM_DONTNEED),
-# as a stalled devmem consumer would, until /tmp/releasePORT exists; then
-# gives every fragment back and closes the connection, and unbinds once
+# as a stalled devmem consumer would, writing how many it holds to
+# /tmp/heldPORT, until /tmp/releasePORT exists; then gives every fragment
+# back (with a fifth argument "drain": reads on to the end of the stream,
+# giving each fragment back at once, and writes the stream's byte count to
+# /tmp/drainedPORT) and closes the connection, and unbinds once
 # /tmp/unbindPORT exists. The close matters: the killed sender's socket
 # still flushes its send queue, and whatever of it the socket holds
 # (unread, or out of order behind a segment dropped for want of a buffer)
@@ -100,18 +105,20 @@ import os, socket, struct, sys, time
 sys.path.insert(0, "/opt/devmemsim/bin")
 from dmslib import Gpu, bind_dmabuf
 port, size, queue, addr = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+drain = sys.argv[5:] == ["drain"]
 def receive(conn):
     try:
         data, anc, _, _ = conn.recvmsg(1 << 20, 64 << 10, 0x2000000)  # MSG_SOCK_DEVMEM
     except TimeoutError:
-        return []
+        return 0, []
     except OSError:  # reset by the dead sender
         time.sleep(0.1)
-        return []
-    if not data and not anc:
+        return None, []
+    if not data and not anc:  # the end of the stream
         time.sleep(0.1)
-    return [struct.unpack_from("=QIIII", payload)[2] for level, kind, payload in anc
-            if level == socket.SOL_SOCKET and kind == 79]  # SCM_DEVMEM_DMABUF
+        return None, []
+    return len(data), [struct.unpack_from("=QIIII", payload)[2] for level, kind, payload in anc
+                       if level == socket.SOL_SOCKET and kind == 79]  # SCM_DEVMEM_DMABUF
 def give_back(conn, tokens):
     for i in range(0, len(tokens), 128):  # SO_DEVMEM_DONTNEED, 128 tokens at most
         part = tokens[i:i + 128]
@@ -123,13 +130,24 @@ ls = socket.socket()
 ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
 ls.bind((addr, port))
 ls.listen(1)
-open("/tmp/h" + str(port), "w").close()
+open("/tmp/h" + str(port), "w").write(str(os.getpid()))
 conn, _ = ls.accept()
 conn.settimeout(0.1)
-tokens = []
+tokens, total = [], 0
 while not os.path.exists("/tmp/release" + str(port)):
-    tokens += receive(conn)
+    n, got = receive(conn)
+    total += n or 0
+    if got:
+        tokens += got
+        open("/tmp/held" + str(port), "w").write(str(len(tokens)))
 give_back(conn, tokens)
+while drain:
+    n, got = receive(conn)
+    if n is None:
+        open("/tmp/drained" + str(port), "w").write(str(total))
+        break
+    total += n
+    give_back(conn, got)
 conn.close()
 open("/tmp/released" + str(port), "w").close()
 while not os.path.exists("/tmp/unbind" + str(port)):
@@ -140,12 +158,15 @@ buf.close()
 open("/tmp/done" + str(port), "w").close()
 """
 
-# node0: sends zeros to ADDR PORT until killed.
+# node0: sends zeros to ADDR PORT until killed, or BYTES of them if given.
 SENDER = """
 import socket, sys
 s = socket.create_connection((sys.argv[1], int(sys.argv[2])))
+if sys.argv[3:]:
+    s.sendall(bytes(int(sys.argv[3])))
+    s.close()
 b = bytes(1 << 20)
-while True:
+while not sys.argv[3:]:
     s.sendall(b)
 """
 
@@ -405,6 +426,56 @@ class BadInput(unittest.TestCase):
         client, server = self.transfer(port=5309)
         self.assertNotIn("error", server, server)
         self.assertEqual(server["crc32c"], client["crc32c"])
+
+    def test_low_payload_ring_mtu9000(self):
+        """At MTU 9000 with 4 KiB niovs every segment's payload takes three
+        payload buffers (header split on, rx-gro-hw off so that no
+        aggregate takes some other count), so a receiver that holds every
+        fragment of a 5 MiB binding (1280 niovs) leaves the ring short of
+        the next frame but not empty: the device waits for a third buffer
+        and writes no completion. Once the holder gives its fragments back
+        the ring must fill again and the rest of the stream arrive (the
+        driver used to call only an empty ring starved: NAPI never ran
+        again and the queue stayed stalled for good)."""
+        port, queue, niovs, nbytes = 5310, 3, 1280, 16 * MiB
+        mtu = self.sh(1, "cat /sys/class/net/eth1/mtu").stdout.strip()
+        self.sh(0, "ip link set eth1 mtu 9000")
+        hold = self.sh(1, f"ip link set eth1 mtu 9000 && ethtool -K eth1 rx-gro-hw off && "
+                          f"ethtool -G eth1 tcp-data-split on && "
+                          f"ethtool -N eth1 flow-type tcp4 dst-port {port} action {queue} && "
+                          f"ethtool -X eth1 equal {queue} && rm -f /tmp/*{port} && "
+                          f"nohup python3 -c '{HOLDER}' {port} {niovs * 4096} {queue} {SERVER} drain "
+                          f">/tmp/holder{port}.log 2>&1 & "
+                          f"for i in $(seq 300); do [ -s /tmp/h{port} ] && exit 0; sleep 0.1; done; "
+                          f"cat /tmp/holder{port}.log; exit 1")
+        rule = re.search(r"Added rule with ID (\d+)", hold.stdout)
+        held = f"cat /tmp/held{port} 2>/dev/null || echo 0"
+        try:
+            self.assertEqual(hold.returncode, 0, hold.stdout + hold.stderr)
+            self.sh(0, f"nohup python3 -c '{SENDER}' {SERVER} {port} {nbytes} >/dev/null 2>&1 & "
+                       f"echo $! >/tmp/sender{port}")
+            # Held fragments stop growing: the device waits for buffers.
+            res = self.sh(1, f"a=-1; for i in $(seq 300); do b=$({held}); "
+                             f"[ $b -gt 0 ] && [ $b = $a ] && echo $b && exit 0; a=$b; sleep 3; done; exit 1")
+            self.assertEqual(res.returncode, 0, "the holder never stopped receiving")
+            # What the scenario needs (not the driver): a ring short of a
+            # frame, not an empty one (an empty one was always retried).
+            print(f"\nholder holds {res.stdout.strip()} of {niovs} niovs", file=sys.stderr)
+            self.assertIn(niovs - int(res.stdout), (1, 2), "the payload ring is not low but non-empty")
+            out = self.sh(1, f"touch /tmp/release{port}; for i in $(seq 240); do "
+                             f"[ -e /tmp/drained{port} ] && cat /tmp/drained{port} && exit 0; "
+                             f"sleep 0.5; done; exit 1")
+            self.assertEqual(out.returncode, 0, "the stream never went on after the fragments came back")
+            self.assertEqual(int(out.stdout), nbytes)
+        finally:
+            self.sh(0, f"kill $(cat /tmp/sender{port}) 2>/dev/null; ip link set eth1 mtu {mtu}")
+            self.sh(1, f"touch /tmp/release{port} /tmp/unbind{port}; "
+                       f"for i in $(seq 100); do [ -e /tmp/done{port} ] && break; sleep 0.1; done; "
+                       f"[ -e /tmp/done{port} ] || kill $(cat /tmp/h{port}); "
+                       f"ip link set eth1 mtu {mtu}; ethtool -K eth1 rx-gro-hw on; "
+                       f"ethtool -X eth1 default; "
+                       + (f"ethtool -N eth1 delete {rule.group(1)}" if rule else "true"))
+        self.assert_clean(1)
 
     def test_bad_queue_named(self):
         rc, out = self.tool(1, f"server --addr {SERVER} --queue 0")

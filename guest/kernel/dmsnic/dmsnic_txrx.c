@@ -188,11 +188,36 @@ static bool dmsnic_rx_post_pbufs(struct dmsnic_rx_ring *rx, gfp_t gfp)
 }
 
 /*
- * Refill both buffer rings and ring the doorbells. Returns false when a
- * ring is left without any buffer (its pool ran dry, e.g. a devmem or
- * zcrx consumer holds every buffer of the binding): the device then
- * completes nothing and raises no interrupt, so the refill timer has to
- * bring NAPI back.
+ * Whether the device may be waiting on the ring for buffers. It writes
+ * nothing for a frame, and so raises no interrupt, until every buffer the
+ * frame needs is posted (datasheet, Receive): a header buffer and payload
+ * buffers for the whole frame, up to MTU + 22 bytes (Ethernet and two VLAN
+ * tags), from where a PACK queue's current buffer is filled. Completions
+ * are all consumed here, so pack_off is where the device fills. A ring
+ * short of that for the largest frame (a devmem or zcrx consumer holding
+ * all but a few buffers of its binding, a PACK queue under memory
+ * pressure) may never see a completion again: the refill timer has to
+ * bring NAPI back until it holds enough.
+ */
+static bool dmsnic_rx_starved(const struct dmsnic_qp *qp)
+{
+	const struct dmsnic_rx_ring *rx = &qp->rx;
+	u32 len = READ_ONCE(qp->priv->netdev->mtu) + ETH_HLEN + 2 * VLAN_HLEN;
+
+	if (!rx->hbuf_posted)
+		return true;
+	/*
+	 * A zero-copy queue's frames fit one XSK frame (its MTU check); a
+	 * socket using need_wakeup wakes us when it fills its fill ring.
+	 */
+	if (rx->xsk_pool)
+		return !rx->pbuf_posted && !xsk_uses_need_wakeup(rx->xsk_pool);
+	return rx->pbuf_posted < DIV_ROUND_UP(rx->pack_off + len, rx->pbuf_len);
+}
+
+/*
+ * Refill both buffer rings and ring the doorbells. Returns whether the
+ * ring is left starved (dmsnic_rx_starved()) because a pool ran dry.
  */
 static bool dmsnic_rx_refill(struct dmsnic_qp *qp)
 {
@@ -216,10 +241,7 @@ static bool dmsnic_rx_refill(struct dmsnic_qp *qp)
 	if (rx->pbuf_tail != ptail)
 		dmsnic_q_wr32(qp, DMS_NIC_RXQ_PBUF_TAIL, rx->pbuf_tail & mask);
 
-	/* An XSK pool whose fill ring ran dry: the socket wakes us. */
-	return rx->hbuf_posted &&
-	       (rx->pbuf_posted ||
-		(rx->xsk_pool && xsk_uses_need_wakeup(rx->xsk_pool)));
+	return dmsnic_rx_starved(qp);
 }
 
 static int dmsnic_rx_alloc_rings(struct dmsnic_priv *priv,
@@ -797,8 +819,9 @@ static int dmsnic_rx_one(struct dmsnic_qp *qp, const struct dms_rx_cmpl *c)
 }
 
 /*
- * Reap up to @budget frames and refill the buffer rings; *starved says a
- * ring was left without any buffer (nothing can arrive until a refill).
+ * Reap up to @budget frames and refill the buffer rings; *starved says the
+ * rings were left short of what the next frame may need (nothing may
+ * arrive until a refill).
  */
 static int dmsnic_rx_clean(struct dmsnic_qp *qp, int budget, bool *starved)
 {
@@ -821,7 +844,7 @@ static int dmsnic_rx_clean(struct dmsnic_qp *qp, int budget, bool *starved)
 			      rx->cmpl_head & (rx->size - 1));
 	dmsnic_xdp_flush(qp);
 
-	*starved = !dmsnic_rx_refill(qp);
+	*starved = dmsnic_rx_refill(qp);
 	return frames;
 }
 
