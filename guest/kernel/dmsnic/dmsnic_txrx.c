@@ -10,6 +10,8 @@
 #include <linux/ipv6.h>
 #include <linux/tcp.h>
 #include <linux/udp.h>
+#include <net/ip.h>
+#include <net/ipv6.h>
 #include <net/netdev_queues.h>
 #include <net/page_pool/helpers.h>
 #include <net/xdp_sock_drv.h>
@@ -553,28 +555,167 @@ static bool dmsnic_rx_csum_unreadable(struct dmsnic_qp *qp, struct sk_buff *skb)
 	return true;
 }
 
+/* Where a coalesced frame's headers are, as offsets from its MAC header. */
+struct dmsnic_gro_hdrs {
+	u32 inner;		/* IP-in-IP: the inner IP header; else 0 */
+	u32 l3;			/* the first IP header */
+	u32 l4;			/* the TCP header */
+	u32 end;		/* the first payload byte */
+	bool outer_v6;
+	bool v6;		/* the IP header TCP follows */
+	bool cwr;
+};
+
+/* @len bytes from @off, pulled into the linear part; NULL if not there. */
+static const void *dmsnic_rx_hdr(struct sk_buff *skb, u32 off, u32 len)
+{
+	return pskb_may_pull(skb, off + len) ? skb->data + off : NULL;
+}
+
+/*
+ * The IP header at *off, whose length field must end with the frame:
+ * moves *off past it (and an IPv6 header's hop-by-hop and destination
+ * options, as many as the device takes) and returns the protocol after
+ * it, or -1.
+ */
+static int dmsnic_rx_gro_ip(struct sk_buff *skb, u32 *off, bool v6)
+{
+	const struct ipv6_opt_hdr *opt;
+	const struct ipv6hdr *ip6;
+	const struct iphdr *ip4;
+	int i, proto;
+
+	if (!v6) {
+		ip4 = dmsnic_rx_hdr(skb, *off, sizeof(*ip4));
+		if (!ip4 || ip4->version != 4 || ip4->ihl < 5 ||
+		    ntohs(ip4->tot_len) != skb->len - *off ||
+		    ip_is_fragment(ip4))
+			return -1;
+		*off += ip4->ihl * 4;
+		return ip4->protocol;
+	}
+	ip6 = dmsnic_rx_hdr(skb, *off, sizeof(*ip6));
+	if (!ip6 || ip6->version != 6 ||
+	    ntohs(ip6->payload_len) != skb->len - *off - sizeof(*ip6))
+		return -1;
+	proto = ip6->nexthdr;
+	*off += sizeof(*ip6);
+	for (i = 0; i < 4 && (proto == NEXTHDR_HOP || proto == NEXTHDR_DEST);
+	     i++) {
+		opt = dmsnic_rx_hdr(skb, *off, sizeof(*opt));
+		if (!opt)
+			return -1;
+		proto = opt->nexthdr;
+		*off += ipv6_optlen(opt);
+	}
+	return proto;
+}
+
+/*
+ * Parse a coalesced frame's headers as the device did: Ethernet, up to two
+ * VLAN tags, IPv4 or IPv6, possibly IPv4 or IPv6 inside it (IP-in-IP),
+ * then TCP and some payload. False if they are not there.
+ */
+static bool dmsnic_rx_gro_parse(struct sk_buff *skb, struct dmsnic_gro_hdrs *h)
+{
+	const struct tcphdr *th;
+	const struct ethhdr *eth;
+	const struct vlan_hdr *vh;
+	u32 off = ETH_HLEN;
+	__be16 type;
+	int proto, i;
+
+	eth = dmsnic_rx_hdr(skb, 0, ETH_HLEN);
+	if (!eth)
+		return false;
+	type = eth->h_proto;
+	for (i = 0; i < 2 && eth_type_vlan(type); i++) {
+		vh = dmsnic_rx_hdr(skb, off, VLAN_HLEN);
+		if (!vh)
+			return false;
+		type = vh->h_vlan_encapsulated_proto;
+		off += VLAN_HLEN;
+	}
+	if (type != htons(ETH_P_IP) && type != htons(ETH_P_IPV6))
+		return false;
+	h->l3 = off;
+	h->outer_v6 = type == htons(ETH_P_IPV6);
+	h->v6 = h->outer_v6;
+	h->inner = 0;
+	proto = dmsnic_rx_gro_ip(skb, &off, h->v6);
+	if (proto == IPPROTO_IPIP || proto == IPPROTO_IPV6) {
+		h->inner = off;
+		h->v6 = proto == IPPROTO_IPV6;
+		proto = dmsnic_rx_gro_ip(skb, &off, h->v6);
+	}
+	th = proto == IPPROTO_TCP ? dmsnic_rx_hdr(skb, off, sizeof(*th)) : NULL;
+	if (!th || th->doff < 5)
+		return false;
+	h->cwr = th->cwr;
+	h->l4 = off;
+	h->end = off + th->doff * 4;
+	return h->end < skb->len && dmsnic_rx_hdr(skb, off, th->doff * 4);
+}
+
 /*
  * A frame the device coalesced from several TCP segments: its headers
  * already have the whole frame's lengths, so it only needs the GSO
  * metadata the stack (TCP's segment accounting, GRO, forwarding's
- * resegmentation) reads. The TCP checksum field is the first segment's:
- * the device verified every segment, so the stack must not check it.
+ * resegmentation) reads, as the stack's own GRO completion would set it:
+ * an IP-in-IP aggregate is encapsulated (SKB_GSO_IPXIP4/6, the inner
+ * headers), so that a forwarded one is resegmented as a tunnel; CWR on
+ * every segment is AccECN's. The TCP checksum field is the first
+ * segment's: the device verified every segment, so the stack must not
+ * check it (CHECKSUM_UNNECESSARY, csum_level 0: IP-in-IP adds no
+ * checksum).
+ *
+ * What the device says is checked first: segments of gso_size bytes but
+ * the last, which the payload must fill to more than segs - 1 of them,
+ * each no longer than the MTU with its headers, in a TCP frame of the IP
+ * version the completion gives. Returns the headers' length, or 0 for a
+ * lie.
  */
-static void dmsnic_rx_gro_finish(struct dmsnic_rx_ring *rx, struct sk_buff *skb)
+static u32 dmsnic_rx_gro_finish(struct dmsnic_qp *qp, struct sk_buff *skb)
 {
-	struct skb_shared_info *shinfo = skb_shinfo(skb);
+	struct dmsnic_rx_ring *rx = &qp->rx;
+	u32 size = rx->sop_gso_size, segs = rx->sop_gro_segs, payload;
+	struct skb_shared_info *shinfo;
+	struct dmsnic_gro_hdrs h;
 
-	shinfo->gso_size = rx->sop_gso_size;
-	shinfo->gso_segs = rx->sop_gro_segs;
-	shinfo->gso_type = (rx->sop_info & DMS_RX_L3_MASK) == DMS_RX_L3_IPV6 ?
-			   SKB_GSO_TCPV6 : SKB_GSO_TCPV4;
+	if ((rx->sop_info & DMS_RX_L4_MASK) != DMS_RX_L4_TCP ||
+	    !dmsnic_rx_gro_parse(skb, &h) ||
+	    h.v6 != ((rx->sop_info & DMS_RX_L3_MASK) == DMS_RX_L3_IPV6))
+		return 0;
+	payload = skb->len - h.end;
+	if (segs > DMS_NIC_GRO_SEGS_MAX || !size ||
+	    (segs - 1) * size >= payload || payload > segs * size ||
+	    h.end - h.l3 + size > READ_ONCE(qp->priv->netdev->mtu))
+		return 0;
+
+	/* After the parse: pulling headers may have moved them. */
+	shinfo = skb_shinfo(skb);
+	shinfo->gso_size = size;
+	shinfo->gso_segs = segs;
+	shinfo->gso_type = h.v6 ? SKB_GSO_TCPV6 : SKB_GSO_TCPV4;
+	if (h.cwr)
+		shinfo->gso_type |= SKB_GSO_TCP_ACCECN;
+	if (h.inner) {
+		shinfo->gso_type |= h.outer_v6 ? SKB_GSO_IPXIP6 : SKB_GSO_IPXIP4;
+		skb->encapsulation = 1;
+		skb_set_inner_protocol(skb, h.v6 ? htons(ETH_P_IPV6) :
+						   htons(ETH_P_IP));
+		skb_set_inner_network_header(skb, h.inner);
+		skb_set_inner_transport_header(skb, h.l4);
+	}
 	skb->ip_summed = CHECKSUM_UNNECESSARY;
+	return h.end;
 }
 
 /*
  * rx packets/bytes (netdev qstats' rx-packets) and split count wire
- * frames: a coalesced frame counts as its segments, each with the headers
- * (the linear part), and once more as hw_gro_packets/bytes.
+ * frames: a coalesced frame counts as its segments, each with the headers,
+ * and once more as hw_gro_packets/bytes. One whose GSO metadata lies is
+ * dropped and counted in hw_gro_bad.
  */
 static void dmsnic_rx_deliver(struct dmsnic_qp *qp, struct sk_buff *skb)
 {
@@ -582,13 +723,20 @@ static void dmsnic_rx_deliver(struct dmsnic_qp *qp, struct sk_buff *skb)
 	struct dmsnic_rx_stats *st = &qp->rx_stats;
 	unsigned int len = skb->len;
 	u64 wire_bytes = len;
-	u32 segs = 1;
+	u32 segs = 1, hlen;
 
-	if (rx->sop_gro_segs > 1 &&
-	    (rx->sop_info & DMS_RX_L4_MASK) == DMS_RX_L4_TCP) {
+	if (rx->sop_gro_segs > 1) {
+		hlen = dmsnic_rx_gro_finish(qp, skb);
+		if (!hlen) {
+			dev_kfree_skb_any(skb);
+			u64_stats_update_begin(&st->syncp);
+			st->hw_gro_bad++;
+			st->drops++;
+			u64_stats_update_end(&st->syncp);
+			return;
+		}
 		segs = rx->sop_gro_segs;
-		wire_bytes += (u64)(segs - 1) * skb_headlen(skb);
-		dmsnic_rx_gro_finish(rx, skb);
+		wire_bytes += (u64)(segs - 1) * hlen;
 	}
 	if (dmsnic_rx_csum_unreadable(qp, skb))
 		return;
