@@ -94,6 +94,57 @@ print(f"good={len(good)} bad={bad} missing={total - len(good)}")
 """
 
 
+# node0: one TCP/IPv4 frame through a packet socket with a virtio_net_hdr
+# asking for a checksum (VIRTIO_NET_HDR_F_NEEDS_CSUM) from csum_start
+# CSUM_START into the payload, stored csum_offset 16 bytes on (where a TCP
+# header's checksum would be): not the TCP header the NIC finds and
+# checksums. argv: interface, destination MAC, source and destination IP;
+# prints the frame as sent (hex). The TCP checksum field holds 0x1234.
+CSUM_START = 14 + 20 + 20 + 16
+CSUM_SEND = r"""
+import socket, struct, sys
+ifname, dst_mac, src, dst = sys.argv[1:5]
+def fold(b):
+    s = sum(struct.unpack("!%dH" % (len(b) // 2), b))
+    while s >> 16:
+        s = (s & 0xffff) + (s >> 16)
+    return s
+payload = b"DMSCSUM:" + bytes(range(200))
+tcp = struct.pack("!HHIIBBHHH", 40000, 5799, 1, 0, 5 << 4, 0x10, 65535, 0x1234, 0)
+ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 40 + len(payload), 1, 0x4000, 64, 6, 0,
+                 socket.inet_aton(src), socket.inet_aton(dst))
+ip = ip[:10] + struct.pack("!H", ~fold(ip) & 0xffff) + ip[12:]
+s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(0x0800))
+s.setsockopt(263, 15, 1)  # SOL_PACKET, PACKET_VNET_HDR
+s.bind((ifname, 0))
+frame = bytes.fromhex(dst_mac.replace(":", "")) + s.getsockname()[4] + b"\x08\x00" + ip + tcp + payload
+s.send(struct.pack("<BBHHHH", 1, 0, 0, 0, int(sys.argv[5]), 16) + frame)
+print(frame.hex())
+"""
+
+# node1: prints (hex) the first frame on argv[1] carrying CSUM_SEND's marker.
+CSUM_RECV = r"""
+import socket, sys
+s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(3))  # ETH_P_ALL
+s.bind((sys.argv[1], 0))
+s.settimeout(60)
+print("ready", flush=True)
+while True:
+    f = s.recv(65536)
+    if b"DMSCSUM:" in f:
+        print(f.hex(), flush=True)
+        break
+"""
+
+
+def inet_csum(data):
+    """The Internet checksum of data (even length), as skb_checksum_help() stores it."""
+    s = sum(int.from_bytes(data[i:i + 2], "big") for i in range(0, len(data), 2))
+    while s >> 16:
+        s = (s & 0xffff) + (s >> 16)
+    return (~s & 0xffff) or 0xffff
+
+
 class Offloads(TwoNodes):
     NAME = NAME
     results = []
@@ -214,6 +265,26 @@ class Offloads(TwoNodes):
         d = self.assert_segmented(before, self.counters(0), 8, nbytes // 1448 * 9 // 10)
         self.results.append(f"devmem TX with TSO, {nbytes >> 20} MiB CRC-verified: {d['super']} super-frames, "
                             f"{d['wire']} wire frames")
+
+    def test_14_csum_start_the_nic_does_not_parse(self):
+        """CHECKSUM_PARTIAL with csum_offset 16 over TCP/IPv4, but a
+        csum_start 16 bytes into the payload (a packet socket's
+        virtio_net_hdr may say so): the NIC would checksum the TCP header
+        it parses instead, so the driver checksums in software. The frame
+        arrives with the checksum of csum_start..end at csum_start + 16 and
+        its TCP checksum field as sent."""
+        ifname = self.ifname[1]
+        self.sh(1, f"rm -f /tmp/csum.out; python3 - {ifname} >/tmp/csum.out 2>&1 <<'EOF' &\n{CSUM_RECV}\nEOF\n"
+                   "for i in $(seq 50); do grep -q ready /tmp/csum.out && break; sleep 0.1; done")
+        mac = self.sh(1, f"cat /sys/class/net/{ifname}/address").strip()
+        sent = bytes.fromhex(self.sh(0, f"python3 - {self.ifname[0]} {mac} {data_addr(0)} {data_addr(1)} "
+                                        f"{CSUM_START} <<'EOF'\n{CSUM_SEND}\nEOF").split()[-1])
+        out = self.sh(1, "for i in $(seq 100); do [ $(wc -l </tmp/csum.out) -ge 2 ] && break; sleep 0.1; "
+                         "done; cat /tmp/csum.out")
+        got = bytes.fromhex(out.split()[-1])
+        want = bytearray(sent)
+        want[CSUM_START + 16:CSUM_START + 18] = inet_csum(sent[CSUM_START:]).to_bytes(2, "big")
+        self.assertEqual(got[:len(want)].hex(), want.hex())
 
     def uso(self, dst, port):
         total = USO_SEGS * USO_SENDS

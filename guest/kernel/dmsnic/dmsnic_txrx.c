@@ -1019,23 +1019,83 @@ void dmsnic_tx_unmap(struct device *dev, struct dmsnic_tx_buf *buf)
 	dma_unmap_len_set(buf, len, 0);
 }
 
-/* The device computes the checksum it finds by parsing the frame. */
+/*
+ * The L4 header the device finds by parsing the frame as it sends it
+ * (datasheet, Transmit): Ethernet, up to two VLAN tags, IPv4 (not a
+ * fragment) or IPv6 without extension headers, then TCP or UDP. Its offset,
+ * or 0; *l3_end is where the IP packet ends, *proto the L4 protocol.
+ */
+static u32 dmsnic_tx_l4_off(const struct sk_buff *skb, u32 *l3_end, u8 *proto)
+{
+	union {
+		struct iphdr v4;
+		struct ipv6hdr v6;
+		struct vlan_ethhdr eth;
+	} buf;
+	const struct vlan_ethhdr *eth;
+	const struct ipv6hdr *ip6;
+	const struct iphdr *ip4;
+	u32 off = ETH_HLEN;
+	__be16 type;
+
+	eth = skb_header_pointer(skb, 0, sizeof(*eth), &buf);
+	if (!eth)
+		return 0;
+	type = eth->h_vlan_proto;
+	for (; eth_type_vlan(type) && off < ETH_HLEN + 2 * VLAN_HLEN;
+	     off += VLAN_HLEN)
+		if (skb_copy_bits(skb, off + 2, &type, sizeof(type)))
+			return 0;
+	if (type == htons(ETH_P_IP)) {
+		ip4 = skb_header_pointer(skb, off, sizeof(*ip4), &buf);
+		if (!ip4 || ip4->version != 4 || ip4->ihl < 5 ||
+		    ip_is_fragment(ip4))
+			return 0;
+		*proto = ip4->protocol;
+		*l3_end = off + ntohs(ip4->tot_len);
+		return off + ip4->ihl * 4;
+	}
+	if (type != htons(ETH_P_IPV6))
+		return 0;
+	ip6 = skb_header_pointer(skb, off, sizeof(*ip6), &buf);
+	if (!ip6 || ip6->version != 6)
+		return 0;
+	*proto = ip6->nexthdr;
+	*l3_end = off + sizeof(*ip6) + ntohs(ip6->payload_len);
+	return off + sizeof(*ip6);
+}
+
+/*
+ * Whether the device's checksum is the one a CHECKSUM_PARTIAL skb asks
+ * for. The device fills in the TCP or UDP checksum of the L4 header it
+ * finds (dmsnic_tx_l4_off()), over the rest of the IP packet; the stack
+ * wants the checksum from csum_start to the end of the skb at csum_start +
+ * csum_offset. They are the same only when csum_start is that header,
+ * csum_offset its checksum field and (unless the device segments the skb,
+ * which rewrites the IP lengths) the IP packet ends with the skb. A
+ * tunnel's inner header, or a csum_start from a packet socket's
+ * virtio_net_hdr, is not: the checksum is then done in software.
+ */
 static bool dmsnic_tx_csum_offloadable(struct sk_buff *skb)
 {
+	const struct tcphdr *th;
+	struct tcphdr buf;
+	u32 l4, l3_end;
 	u8 proto;
 
-	if (skb->protocol == htons(ETH_P_IP))
-		proto = ip_hdr(skb)->protocol;
-	else if (skb->protocol == htons(ETH_P_IPV6))
-		proto = ipv6_hdr(skb)->nexthdr;
-	else
+	l4 = dmsnic_tx_l4_off(skb, &l3_end, &proto);
+	if (!l4 || skb_checksum_start_offset(skb) != l4 ||
+	    (!skb_is_gso(skb) && l3_end != skb->len))
 		return false;
-
-	if (proto == IPPROTO_TCP)
-		return skb->csum_offset == offsetof(struct tcphdr, check);
 	if (proto == IPPROTO_UDP)
-		return skb->csum_offset == offsetof(struct udphdr, check);
-	return false;
+		return skb->csum_offset == offsetof(struct udphdr, check) &&
+		       l4 + sizeof(struct udphdr) <= skb->len;
+	if (proto != IPPROTO_TCP ||
+	    skb->csum_offset != offsetof(struct tcphdr, check))
+		return false;
+	/* A TCP header the device would not take gets no checksum. */
+	th = skb_header_pointer(skb, l4, sizeof(buf), &buf);
+	return th && th->doff >= 5 && l4 + th->doff * 4 <= skb->len;
 }
 
 /* Header bytes of a GSO skb, as the segmentation descriptor counts them. */
@@ -1049,7 +1109,10 @@ static u32 dmsnic_gso_hdr_len(struct sk_buff *skb)
 /*
  * What the device cannot segment goes through software GSO: a tiny MSS,
  * long headers, tunnels, IPv6 extension headers (the device expects TCP
- * or UDP right after the IPv6 header).
+ * or UDP right after the IPv6 header), and a transport header that is not
+ * where the device parses one (software GSO then checksums the segments
+ * too). The checksum of an skb the device does not segment is checked in
+ * dmsnic_tx_prepare().
  */
 netdev_features_t dmsnic_features_check(struct sk_buff *skb,
 					struct net_device *dev,
@@ -1065,6 +1128,8 @@ netdev_features_t dmsnic_features_check(struct sk_buff *skb,
 	     ipv6_hdr(skb)->nexthdr != IPPROTO_TCP &&
 	     ipv6_hdr(skb)->nexthdr != IPPROTO_UDP))
 		features &= ~NETIF_F_GSO_MASK;
+	else if (!dmsnic_tx_csum_offloadable(skb))
+		features &= ~(NETIF_F_GSO_MASK | NETIF_F_CSUM_MASK);
 	return features;
 }
 
@@ -1205,7 +1270,10 @@ static int dmsnic_tx_prepare(struct dmsnic_priv *priv, struct sk_buff *skb)
 		return -ENOMEM;
 	sop |= dmsnic_ptp_tx_flags(priv, skb);
 	if (skb->ip_summed == CHECKSUM_PARTIAL) {
-		if (dmsnic_tx_csum_offloadable(skb))
+		/* A GSO skb the device could not checksum went to software
+		 * GSO (dmsnic_features_check()).
+		 */
+		if (skb_is_gso(skb) || dmsnic_tx_csum_offloadable(skb))
 			sop |= DMS_TX_F_CSUM;
 		else if (skb_checksum_help(skb))
 			return -EINVAL;
