@@ -183,6 +183,25 @@ class Rss(TwoNodes):
         self.ethtool(f"-N {self.rif} {flow} action 2 loc {rule}")
         self.assertIn("Action: Direct to queue 2", self.ethtool(f"-n {self.rif} rule {rule}"))
 
+    def test_08_changes_that_would_strand_a_rule_are_refused(self):
+        """A rule into a context sends its flows to its queue plus the
+        context's table entry. A new table for the context (-X context N)
+        or fewer channels (-L) that would take them to a queue not in use
+        (where the device drops them) is refused, one that keeps them in
+        range is not, and the flows still arrive on the rule's queues."""
+        ctx = self.context("equal 2")  # queues 0 and 1, + 3: queues 3 and 4
+        self.rule(f"dst-port 5381 context {ctx} action 3")
+        self.ethtool(f"-X {self.rif} context {ctx} equal 3")  # 3..5 of 6
+        for change in (f"-X {self.rif} context {ctx} equal 4",  # 3..6
+                       f"-L {self.rif} combined 5"):  # queue 5 would go
+            res = run(NAME, 1, f"ethtool {change}")
+            self.assertNotEqual(res.returncode, 0, f"{change}: {res.stdout}")
+        self.assertEqual(set(self.table(ctx)), {0, 1, 2})
+        current = self.ethtool(f"-l {self.rif}").split("Current")[1]
+        self.assertEqual(re.search(r"Combined:\s+(\d+)", current).group(1), "6")
+        counts, data = self.traffic(5381)
+        self.assert_on(counts, data, (3, 4, 5), "rule into a context, offset 3")
+
 
 if __name__ == "__main__":
     unittest.main(verbosity=2)

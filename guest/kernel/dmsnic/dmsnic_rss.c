@@ -197,19 +197,108 @@ void dmsnic_rss_init(struct dmsnic_priv *priv)
 		dmsnic_rss_default_hash(&priv->rss_hash[i]);
 }
 
+/* ---- Rules into contexts ---- */
+
+static u32 dmsnic_rss_table_max(const u32 *indir, u32 size)
+{
+	u32 i, max = 0;
+
+	for (i = 0; i < size; i++)
+		max = max(max, indir[i]);
+	return max;
+}
+
+/*
+ * A flow-steering rule into an RSS context sends a flow to its queue plus
+ * the context's table entry (datasheet, RSS); the device drops what goes
+ * to a queue that is not in use. Rules are checked when they are inserted,
+ * and a table or channel change that would take one beyond the queues in
+ * use is refused, as the ethtool core refuses -L below a queue a rule or a
+ * table names: remapping would quietly move flows the user placed.
+ * Returns the first rule into context @id whose queue plus @max is at or
+ * beyond @n, or -1.
+ */
+static int dmsnic_rss_rule_beyond(struct dmsnic_priv *priv, u32 id, u32 max,
+				  u32 n)
+{
+	const struct ethtool_rx_flow_spec *fs;
+	u32 loc;
+
+	for_each_set_bit(loc, priv->ntuple_used, priv->ntuple_size) {
+		fs = &priv->ntuple[loc];
+		if ((fs->flow_type & FLOW_RSS) && priv->ntuple_ctx[loc] == id &&
+		    ethtool_get_flow_spec_ring(fs->ring_cookie) + max >= n)
+			return loc;
+	}
+	return -1;
+}
+
+/* A new table for context @id (-X): 0, or -EINVAL if a rule would leave. */
+static int dmsnic_rss_table_check(struct dmsnic_priv *priv, u32 id,
+				  const u32 *indir, u32 size,
+				  struct netlink_ext_ack *extack)
+{
+	u32 max = dmsnic_rss_table_max(indir, size);
+	int loc = dmsnic_rss_rule_beyond(priv, id, max, priv->num_queues);
+
+	if (loc < 0)
+		return 0;
+	NL_SET_ERR_MSG_FMT_MOD(extack,
+			       "flow steering rule %d into RSS context %u would reach queue %llu of %u",
+			       loc, id, max +
+			       ethtool_get_flow_spec_ring(priv->ntuple[loc].ring_cookie),
+			       priv->num_queues);
+	return -EINVAL;
+}
+
+/*
+ * Whether every rule into a context reaches a queue below @n after -L: the
+ * other contexts' tables and a table set with -X keep their entries (they
+ * are folded or unfolded), the default table is rebuilt over @n queues.
+ */
+static int dmsnic_rss_rules_check(struct dmsnic_priv *priv, u32 n)
+{
+	u64 queue;
+	u32 loc, id, max;
+	int err;
+
+	for_each_set_bit(loc, priv->ntuple_used, priv->ntuple_size) {
+		if (!(priv->ntuple[loc].flow_type & FLOW_RSS))
+			continue;
+		id = priv->ntuple_ctx[loc];
+		max = n - 1;
+		if (id || netif_is_rxfh_configured(priv->netdev)) {
+			err = dmsnic_rss_ctx_max_queue(priv, id, &max);
+			if (err)
+				return err;
+		}
+		queue = ethtool_get_flow_spec_ring(priv->ntuple[loc].ring_cookie) +
+			max;
+		if (queue < n)
+			continue;
+		netdev_warn(priv->netdev,
+			    "flow steering rule %u into RSS context %u would reach queue %llu of %u\n",
+			    loc, id, queue, n);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 /* ---- Table size and channel changes (ethtool -L) ---- */
 
 /*
  * Whether every table can take the size @n queues need (folded or
- * unfolded, never rewritten): 0, or the error ethtool -L returns.
+ * unfolded, never rewritten) and every rule into a context stays within
+ * @n queues: 0, or the error ethtool -L returns.
  */
 int dmsnic_rss_channels_check(struct dmsnic_priv *priv, u32 n)
 {
 	struct net_device *netdev = priv->netdev;
 	u32 size = dmsnic_rss_indir_size(priv, n);
+	int err = dmsnic_rss_rules_check(priv, n);
 
-	if (size == priv->rss_indir_size)
-		return 0;
+	if (err || size == priv->rss_indir_size)
+		return err;
 	if (!ethtool_rxfh_indir_can_resize(netdev, priv->rss_indir,
 					   priv->rss_indir_size, size)) {
 		netdev_warn(netdev, "RSS table of %u entries cannot become %u\n",
@@ -342,6 +431,9 @@ int dmsnic_set_rxfh(struct net_device *netdev,
 	struct dmsnic_priv *priv = netdev_priv(netdev);
 	int err = dmsnic_rss_check(priv, rxfh, extack);
 
+	if (!err && rxfh->indir)
+		err = dmsnic_rss_table_check(priv, 0, rxfh->indir,
+					     priv->rss_indir_size, extack);
 	if (err)
 		return err;
 	if (rxfh->indir)
@@ -422,6 +514,9 @@ int dmsnic_modify_rxfh_context(struct net_device *netdev,
 	u32 id = rxfh->rss_context;
 	int err = dmsnic_rss_check(priv, rxfh, extack);
 
+	if (!err && rxfh->indir)
+		err = dmsnic_rss_table_check(priv, id, rxfh->indir,
+					     ctx->indir_size, extack);
 	if (err)
 		return err;
 	if (rxfh->input_xfrm != RXH_XFRM_NO_CHANGE)
