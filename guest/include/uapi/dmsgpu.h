@@ -82,8 +82,9 @@ struct dmsgpu_alloc {
  * the fabric model). Errors: -EINVAL (@offset + @len beyond the dma-buf,
  * bad @direction, @fd not a dma-buf of this device), -EBADF (@fd not
  * open), -EFAULT (@user_ptr), -EIO (the engine reported an error),
- * -ETIMEDOUT (the engine did not finish), -EINTR (fatal signal; part of
- * the range may have been copied).
+ * -ETIMEDOUT (the engine did not finish), -EBUSY (an engine still runs a
+ * job that timed out), -ENODEV (the device went away), -ENOMEM, -EINTR
+ * (fatal signal); on an error, part of the range may have been copied.
  */
 struct dmsgpu_copy {
 	__s32 fd;

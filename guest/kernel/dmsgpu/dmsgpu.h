@@ -17,14 +17,21 @@
  * copy and CRC engines), dmsgpu_dmabuf.c (the dma-buf exporter),
  * dmsgpu_cdev.c (/dev/dmsgpuN and its ioctls).
  *
- * Device removal: every path that touches the hardware runs inside an SRCU
- * read section and checks gpu->removed; remove() sets it and waits for
- * them. Buffers can outlive the device (the driver data is refcounted).
- * Their CPU mappings are revoked (later accesses get SIGBUS), importers
- * that can be told (dynamic, with invalidate_mappings) are told, and new
- * attachments and mappings are refused. Static importers such as devmem
- * TCP cannot be told: remove() waits a while for them to unmap and says
- * so if they do not.
+ * Device removal (remove(), see dmsgpu_main.c), in this order:
+ *   - short sections that reach the hardware or hand out device memory
+ *     (attach, map, CPU fault, mmap, allocation) run inside an SRCU read
+ *     section and check gpu->removed; remove() sets it and waits for them;
+ *   - engine jobs run under engine_lock and check gpu->removed there; their
+ *     wait for the device ends when it is set. remove() then takes the lock
+ *     and turns off the device's interrupts and bus mastering, so nothing it
+ *     can reach (the bounce buffer) is freed while it may still use it. No
+ *     lock and no SRCU section is held across a user copy;
+ *   - the buffers' CPU mappings are revoked (later accesses get SIGBUS),
+ *     importers that can be told (dynamic, with invalidate_mappings) are
+ *     told. Static importers such as devmem TCP cannot be told: remove()
+ *     waits a while for them to unmap and says so if they do not.
+ * Buffers and open files can outlive the device (the driver data is
+ * refcounted); their ioctls then fail with -ENODEV.
  */
 #ifndef _DMSGPU_H_
 #define _DMSGPU_H_
@@ -47,6 +54,8 @@
 #define DMSGPU_MAX_ALIGN SZ_1G
 /* How long remove() waits for importers to give their mappings back. */
 #define DMSGPU_UNMAP_WAIT_MS 2000
+/* How long an engine may take to stop once the driver stops its DMA. */
+#define DMSGPU_STOP_TIMEOUT_MS 1000
 
 struct dmsgpu {
 	struct kref ref;		/* probe, open files, dma-bufs */
@@ -62,14 +71,15 @@ struct dmsgpu {
 	struct mutex bufs_lock;
 	atomic_t nr_maps;		/* importers' live DMA mappings */
 	wait_queue_head_t unmap_wq;	/* woken when nr_maps drops */
-	bool removed;			/* under dmsgpu_srcu */
+	bool removed;			/* set once by remove() */
 	int id;
 	char name[16];
 	struct miscdevice misc;
 
 	/*
-	 * One engine job at a time; the lock covers the bounce buffer too,
-	 * which a job that timed out may still use: see dmsgpu_engines_idle().
+	 * One engine job at a time; the lock covers the registers and the
+	 * bounce buffer, which a job that timed out may still use (see
+	 * dmsgpu_engine.c). Held across no user copy.
 	 */
 	struct mutex engine_lock;
 	wait_queue_head_t engine_wq;
@@ -113,11 +123,15 @@ void dmsgpu_put(struct dmsgpu *gpu);
 u64 dmsgpu_mem_used(struct dmsgpu *gpu);
 
 /* dmsgpu_engine.c */
+struct dms_gpu_crc_range;
+
 irqreturn_t dmsgpu_irq(int irq, void *data);
-int dmsgpu_engines_idle(struct dmsgpu *gpu);
-int dmsgpu_copy_job(struct dmsgpu *gpu, u64 dev, u64 len, bool to_dev);
+void dmsgpu_engines_shutdown(struct dmsgpu *gpu);
+int dmsgpu_copy_job(struct dmsgpu *gpu, u64 dev, void *data, u64 len,
+		    bool to_dev);
 int dmsgpu_crc_job(struct dmsgpu *gpu, u64 dev, u64 len, u32 *crc);
-int dmsgpu_crc_list_job(struct dmsgpu *gpu, u32 n, u32 *crc);
+int dmsgpu_crc_list_job(struct dmsgpu *gpu,
+			const struct dms_gpu_crc_range *list, u32 n, u32 *crc);
 
 /* dmsgpu_dmabuf.c */
 struct dma_buf *dmsgpu_buf_export(struct dmsgpu *gpu, u64 size, u64 align);

@@ -9,47 +9,13 @@
 #include <linux/file.h>
 #include <linux/fs.h>
 #include <linux/sched/signal.h>
+#include <linux/slab.h>
 #include <linux/uaccess.h>
 
 #include <devmemsim/gpu_regs.h>
 #include <uapi/dmsgpu.h>
 
 #include "dmsgpu.h"
-
-/*
- * Start an engine ioctl on [@offset, @offset + @len) of dma-buf @fd: the
- * buffer, with a reference on its dma-buf and the engine lock held;
- * dmsgpu_engine_end() gives both back.
- */
-static struct dmsgpu_buf *dmsgpu_engine_begin(struct dmsgpu *gpu, int fd,
-					      u64 offset, u64 len,
-					      struct dma_buf **dmabuf)
-{
-	struct dmsgpu_buf *buf;
-	int ret;
-
-	buf = dmsgpu_buf_get(gpu, fd, offset, len, dmabuf);
-	if (IS_ERR(buf))
-		return buf;
-	if (mutex_lock_interruptible(&gpu->engine_lock)) {
-		dma_buf_put(*dmabuf);
-		return ERR_PTR(-EINTR);
-	}
-	/* The ioctls fill the bounce buffer before the job starts. */
-	ret = dmsgpu_engines_idle(gpu);
-	if (ret) {
-		mutex_unlock(&gpu->engine_lock);
-		dma_buf_put(*dmabuf);
-		return ERR_PTR(ret);
-	}
-	return buf;
-}
-
-static void dmsgpu_engine_end(struct dmsgpu *gpu, struct dma_buf *dmabuf)
-{
-	mutex_unlock(&gpu->engine_lock);
-	dma_buf_put(dmabuf);
-}
 
 static int dmsgpu_ioctl_info(struct dmsgpu *gpu, void __user *uarg)
 {
@@ -99,49 +65,64 @@ static int dmsgpu_ioctl_alloc(struct dmsgpu *gpu, void __user *uarg)
 	return 0;
 }
 
+/*
+ * User memory and the engines meet in @data, a kernel buffer of the
+ * ioctl's own: a user copy (whose fault may wait on FUSE, userfaultfd...)
+ * holds no lock that remove() needs. Each chunk is one engine job.
+ */
+static int dmsgpu_copy_chunks(struct dmsgpu *gpu, u64 dev, u8 __user *uptr,
+			      u64 total, bool to_dev, void *data)
+{
+	u64 left, len;
+	int ret;
+
+	for (left = total; left; left -= len) {
+		len = min_t(u64, left, gpu->bounce_size);
+		if (fatal_signal_pending(current))
+			return -EINTR;
+		if (to_dev && copy_from_user(data, uptr, len))
+			return -EFAULT;
+		ret = dmsgpu_copy_job(gpu, dev, data, len, to_dev);
+		if (ret)
+			return ret;
+		if (!to_dev && copy_to_user(uptr, data, len))
+			return -EFAULT;
+		dev += len;
+		uptr += len;
+	}
+	return 0;
+}
+
 static int dmsgpu_ioctl_copy(struct dmsgpu *gpu, void __user *uarg)
 {
 	struct dmsgpu_copy arg;
 	struct dmsgpu_buf *buf;
 	struct dma_buf *dmabuf;
-	u64 dev, left, len;
-	u8 __user *uptr;
-	int ret = 0;
-	bool to_dev;
+	void *data;
+	int ret;
 
 	if (copy_from_user(&arg, uarg, sizeof(arg)))
 		return -EFAULT;
 	if (arg.direction != DMSGPU_COPY_TO_DEVICE &&
 	    arg.direction != DMSGPU_COPY_FROM_DEVICE)
 		return -EINVAL;
-	to_dev = arg.direction == DMSGPU_COPY_TO_DEVICE;
-	buf = dmsgpu_engine_begin(gpu, arg.fd, arg.offset, arg.len, &dmabuf);
+	buf = dmsgpu_buf_get(gpu, arg.fd, arg.offset, arg.len, &dmabuf);
 	if (IS_ERR(buf))
 		return PTR_ERR(buf);
-
-	dev = buf->offset + arg.offset;
-	uptr = u64_to_user_ptr(arg.user_ptr);
-	for (left = arg.len; left; left -= len) {
-		len = min_t(u64, left, gpu->bounce_size);
-		if (fatal_signal_pending(current)) {
-			ret = -EINTR;
-			break;
-		}
-		if (to_dev && copy_from_user(gpu->bounce, uptr, len)) {
-			ret = -EFAULT;
-			break;
-		}
-		ret = dmsgpu_copy_job(gpu, dev, len, to_dev);
-		if (ret)
-			break;
-		if (!to_dev && copy_to_user(uptr, gpu->bounce, len)) {
-			ret = -EFAULT;
-			break;
-		}
-		dev += len;
-		uptr += len;
+	ret = 0;
+	if (!arg.len)
+		goto out;
+	data = kvmalloc(min_t(u64, arg.len, gpu->bounce_size), GFP_KERNEL);
+	if (!data) {
+		ret = -ENOMEM;
+		goto out;
 	}
-	dmsgpu_engine_end(gpu, dmabuf);
+	ret = dmsgpu_copy_chunks(gpu, buf->offset + arg.offset,
+				 u64_to_user_ptr(arg.user_ptr), arg.len,
+				 arg.direction == DMSGPU_COPY_TO_DEVICE, data);
+	kvfree(data);
+out:
+	dma_buf_put(dmabuf);
 	return ret;
 }
 
@@ -158,7 +139,7 @@ static int dmsgpu_ioctl_crc(struct dmsgpu *gpu, void __user *uarg)
 		return -EFAULT;
 	if (arg.flags)
 		return -EINVAL;
-	buf = dmsgpu_engine_begin(gpu, arg.fd, arg.offset, arg.len, &dmabuf);
+	buf = dmsgpu_buf_get(gpu, arg.fd, arg.offset, arg.len, &dmabuf);
 	if (IS_ERR(buf))
 		return PTR_ERR(buf);
 
@@ -175,7 +156,7 @@ static int dmsgpu_ioctl_crc(struct dmsgpu *gpu, void __user *uarg)
 			break;
 		dev += len;
 	}
-	dmsgpu_engine_end(gpu, dmabuf);
+	dma_buf_put(dmabuf);
 	if (ret)
 		return ret;
 	arg.crc = crc;
@@ -183,51 +164,33 @@ static int dmsgpu_ioctl_crc(struct dmsgpu *gpu, void __user *uarg)
 }
 
 /*
- * The user's ranges go into the bounce buffer as the device's gather list,
- * translated to device-memory offsets, at most one bounce buffer (and
- * DMSGPU_CRC_CHUNK bytes of data, and no more than the device memory, the
- * device's limit for one job) per engine job.
+ * The user's ranges become the device's gather list, translated to
+ * device-memory offsets, in @list (a kernel buffer of @per_job entries):
+ * at most @per_job entries and DMSGPU_CRC_CHUNK bytes of data (and no more
+ * than the device memory, the device's limit for one job) per engine job.
  */
-static int dmsgpu_ioctl_crc_list(struct dmsgpu *gpu, void __user *uarg)
+static int dmsgpu_crc_ranges(struct dmsgpu *gpu, struct dmsgpu_buf *buf,
+			     const struct dmsgpu_crc_list *arg,
+			     struct dms_gpu_crc_range *list, u32 per_job,
+			     u32 *crc)
 {
-	struct dms_gpu_crc_range *list = gpu->bounce;
-	u32 per_job = min_t(u32, DMS_GPU_CRC_LIST_MAX,
-			    gpu->bounce_size / sizeof(*list));
+	struct dmsgpu_range __user *uranges = u64_to_user_ptr(arg->ranges);
 	u64 job_bytes = min_t(u64, DMSGPU_CRC_CHUNK, gpu->mem_size);
-	struct dmsgpu_range __user *uranges;
-	struct dmsgpu_crc_list arg;
 	struct dmsgpu_range r;
-	struct dmsgpu_buf *buf;
-	struct dma_buf *dmabuf;
-	u32 i, n = 0, crc;
+	u32 i, n = 0;
 	u64 bytes = 0;
-	int ret = 0;
+	int ret;
 
-	if (copy_from_user(&arg, uarg, sizeof(arg)))
-		return -EFAULT;
-	if (arg.flags || arg.reserved || !arg.count ||
-	    arg.count > DMSGPU_CRC_LIST_MAX)
-		return -EINVAL;
-	buf = dmsgpu_engine_begin(gpu, arg.fd, 0, 0, &dmabuf);
-	if (IS_ERR(buf))
-		return PTR_ERR(buf);
-
-	uranges = u64_to_user_ptr(arg.ranges);
-	crc = arg.seed;
-	for (i = 0; i < arg.count; i++) {
-		if (copy_from_user(&r, &uranges[i], sizeof(r))) {
-			ret = -EFAULT;
-			break;
-		}
+	for (i = 0; i < arg->count; i++) {
+		if (copy_from_user(&r, &uranges[i], sizeof(r)))
+			return -EFAULT;
 		if (!r.len || r.len > job_bytes || r.offset > buf->size ||
-		    r.len > buf->size - r.offset) {
-			ret = -EINVAL;
-			break;
-		}
+		    r.len > buf->size - r.offset)
+			return -EINVAL;
 		if (n == per_job || bytes + r.len > job_bytes) {
-			ret = dmsgpu_crc_list_job(gpu, n, &crc);
+			ret = dmsgpu_crc_list_job(gpu, list, n, crc);
 			if (ret)
-				break;
+				return ret;
 			n = 0;
 			bytes = 0;
 		}
@@ -235,14 +198,40 @@ static int dmsgpu_ioctl_crc_list(struct dmsgpu *gpu, void __user *uarg)
 		list[n].len = cpu_to_le64(r.len);
 		n++;
 		bytes += r.len;
-		if (fatal_signal_pending(current)) {
-			ret = -EINTR;
-			break;
-		}
+		if (fatal_signal_pending(current))
+			return -EINTR;
 	}
-	if (!ret)
-		ret = dmsgpu_crc_list_job(gpu, n, &crc);
-	dmsgpu_engine_end(gpu, dmabuf);
+	return dmsgpu_crc_list_job(gpu, list, n, crc);
+}
+
+static int dmsgpu_ioctl_crc_list(struct dmsgpu *gpu, void __user *uarg)
+{
+	u32 per_job = min_t(u32, DMS_GPU_CRC_LIST_MAX,
+			    gpu->bounce_size / sizeof(struct dms_gpu_crc_range));
+	struct dms_gpu_crc_range *list;
+	struct dmsgpu_crc_list arg;
+	struct dmsgpu_buf *buf;
+	struct dma_buf *dmabuf;
+	u32 crc;
+	int ret;
+
+	if (copy_from_user(&arg, uarg, sizeof(arg)))
+		return -EFAULT;
+	if (arg.flags || arg.reserved || !arg.count ||
+	    arg.count > DMSGPU_CRC_LIST_MAX)
+		return -EINVAL;
+	buf = dmsgpu_buf_get(gpu, arg.fd, 0, 0, &dmabuf);
+	if (IS_ERR(buf))
+		return PTR_ERR(buf);
+	list = kvmalloc_array(min(per_job, arg.count), sizeof(*list), GFP_KERNEL);
+	if (list) {
+		crc = arg.seed;
+		ret = dmsgpu_crc_ranges(gpu, buf, &arg, list, per_job, &crc);
+		kvfree(list);
+	} else {
+		ret = -ENOMEM;
+	}
+	dma_buf_put(dmabuf);
 	if (ret)
 		return ret;
 	arg.crc = crc;
@@ -253,32 +242,28 @@ static long dmsgpu_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 {
 	struct dmsgpu *gpu = file->private_data;
 	void __user *uarg = (void __user *)arg;
-	int idx;
-	long ret;
 
-	if (!dmsgpu_enter(gpu, &idx))
+	/*
+	 * No section here spans the ioctl: allocation enters the removal SRCU
+	 * section only to export, each engine job takes the engine lock (and
+	 * sees the device gone there), user copies hold neither.
+	 */
+	if (READ_ONCE(gpu->removed))
 		return -ENODEV;
 	switch (cmd) {
 	case DMSGPU_IOCTL_INFO:
-		ret = dmsgpu_ioctl_info(gpu, uarg);
-		break;
+		return dmsgpu_ioctl_info(gpu, uarg);
 	case DMSGPU_IOCTL_ALLOC:
-		ret = dmsgpu_ioctl_alloc(gpu, uarg);
-		break;
+		return dmsgpu_ioctl_alloc(gpu, uarg);
 	case DMSGPU_IOCTL_COPY:
-		ret = dmsgpu_ioctl_copy(gpu, uarg);
-		break;
+		return dmsgpu_ioctl_copy(gpu, uarg);
 	case DMSGPU_IOCTL_CRC:
-		ret = dmsgpu_ioctl_crc(gpu, uarg);
-		break;
+		return dmsgpu_ioctl_crc(gpu, uarg);
 	case DMSGPU_IOCTL_CRC_LIST:
-		ret = dmsgpu_ioctl_crc_list(gpu, uarg);
-		break;
+		return dmsgpu_ioctl_crc_list(gpu, uarg);
 	default:
-		ret = -ENOTTY;
+		return -ENOTTY;
 	}
-	dmsgpu_exit(idx);
-	return ret;
 }
 
 static int dmsgpu_open(struct inode *inode, struct file *file)

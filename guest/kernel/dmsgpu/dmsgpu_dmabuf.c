@@ -172,11 +172,8 @@ static const struct dma_buf_ops dmsgpu_dmabuf_ops = {
 	.release = dmsgpu_dmabuf_release,
 };
 
-/*
- * Allocate @size bytes (page aligned) of device memory at an @align
- * boundary and export them as a dma-buf, whose release frees them.
- */
-struct dma_buf *dmsgpu_buf_export(struct dmsgpu *gpu, u64 size, u64 align)
+/* dmsgpu_buf_export() once the device is known to be there. */
+static struct dma_buf *dmsgpu_buf_new(struct dmsgpu *gpu, u64 size, u64 align)
 {
 	DEFINE_DMA_BUF_EXPORT_INFO(exp);
 	struct genpool_data_align data = { .align = align };
@@ -220,6 +217,24 @@ struct dma_buf *dmsgpu_buf_export(struct dmsgpu *gpu, u64 size, u64 align)
 	mutex_lock(&gpu->bufs_lock);
 	list_add(&buf->node, &gpu->bufs);
 	mutex_unlock(&gpu->bufs_lock);
+	return dmabuf;
+}
+
+/*
+ * Allocate @size bytes (page aligned) of device memory at an @align
+ * boundary and export them as a dma-buf, whose release frees them. Inside
+ * the removal SRCU section: remove() revokes every buffer exported before
+ * it, and none is exported after.
+ */
+struct dma_buf *dmsgpu_buf_export(struct dmsgpu *gpu, u64 size, u64 align)
+{
+	struct dma_buf *dmabuf;
+	int idx;
+
+	if (!dmsgpu_enter(gpu, &idx))
+		return ERR_PTR(-ENODEV);
+	dmabuf = dmsgpu_buf_new(gpu, size, align);
+	dmsgpu_exit(idx);
 	return dmabuf;
 }
 

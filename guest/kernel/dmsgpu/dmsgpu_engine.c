@@ -2,11 +2,15 @@
 /*
  * dmsgpu engines: the copy engine (device memory <-> the host bounce
  * buffer) and the CRC32C engine (a device range, or a gather list read
- * from the bounce buffer). One job at a time, under gpu->engine_lock; the
- * job's end comes through the device's MSI-X vector.
+ * from the bounce buffer). One job at a time, each under gpu->engine_lock
+ * from programming to result; the job's end comes through the device's
+ * MSI-X vector. Callers pass their data in kernel memory: the lock is never
+ * held across a user copy, which may take as long as user space wants.
  */
 #include <linux/interrupt.h>
 #include <linux/io-64-nonatomic-lo-hi.h>
+#include <linux/iopoll.h>
+#include <linux/string.h>
 
 #include <devmemsim/gpu_regs.h>
 
@@ -60,13 +64,50 @@ static const struct dmsgpu_engine *const dmsgpu_engines[] = {
 	&dmsgpu_crc_engine,
 };
 
+static u32 dmsgpu_engines_busy(struct dmsgpu *gpu)
+{
+	u32 i, busy = 0;
+
+	for (i = 0; i < ARRAY_SIZE(dmsgpu_engines); i++)
+		busy |= readl(gpu->regs + dmsgpu_engines[i]->status_reg) &
+			DMS_GPU_STATUS_BUSY;
+	return busy;
+}
+
+/* Wait, a bounded time, for both engines to be idle: 0 or -ETIMEDOUT. */
+static int dmsgpu_engines_wait_idle(struct dmsgpu *gpu)
+{
+	u32 busy;
+
+	return readx_poll_timeout(dmsgpu_engines_busy, gpu, busy, !busy,
+				  USEC_PER_MSEC, DMSGPU_STOP_TIMEOUT_MS * USEC_PER_MSEC);
+}
+
+/*
+ * Stop a job the driver gave up on. The device has no abort register, but
+ * with bus mastering off it issues no DMA, and a copy job (or a CRC
+ * gather-list read) then ends with a DMA fault at its next transfer. A job
+ * that does not end keeps the engines and the bounce buffer to itself: no
+ * job starts until the device says both engines are idle
+ * (dmsgpu_engines_idle()).
+ */
+static void dmsgpu_engines_halt(struct dmsgpu *gpu)
+{
+	pci_clear_master(gpu->pdev);
+	if (dmsgpu_engines_wait_idle(gpu))
+		dev_err(&gpu->pdev->dev,
+			"an engine stays busy with bus mastering off; no job starts until it is idle\n");
+	pci_set_master(gpu->pdev);
+}
+
 /*
  * Jobs run one at a time under engine_lock, so an engine still busy here
- * runs a job that timed out. Such a job may still read or write the bounce
- * buffer (copy data, a CRC gather list): no new job starts, and the bounce
- * buffer stays untouched, until the device says every engine is idle.
+ * runs a job that timed out and did not stop. Such a job may still read or
+ * write the bounce buffer (copy data, a CRC gather list): no new job
+ * starts, and the bounce buffer stays untouched, until the device says
+ * every engine is idle.
  */
-int dmsgpu_engines_idle(struct dmsgpu *gpu)
+static int dmsgpu_engines_idle(struct dmsgpu *gpu)
 {
 	const struct dmsgpu_engine *eng;
 	u32 i, status;
@@ -84,19 +125,54 @@ int dmsgpu_engines_idle(struct dmsgpu *gpu)
 	return 0;
 }
 
-/* Check that no engine runs and forget @eng's old events. */
-static int dmsgpu_engine_prepare(struct dmsgpu *gpu,
-				 const struct dmsgpu_engine *eng)
+/*
+ * Take the engines for one job: engine_lock held, the device not removed
+ * and no job running. remove() sets gpu->removed before it takes the lock.
+ */
+static int dmsgpu_engines_get(struct dmsgpu *gpu)
 {
-	u32 events = eng->done_irq | DMS_GPU_IRQ_ERROR;
 	int ret;
 
-	ret = dmsgpu_engines_idle(gpu);
+	if (mutex_lock_killable(&gpu->engine_lock))
+		return -EINTR;
+	ret = READ_ONCE(gpu->removed) ? -ENODEV : dmsgpu_engines_idle(gpu);
 	if (ret)
-		return ret;
+		mutex_unlock(&gpu->engine_lock);
+	return ret;
+}
+
+static void dmsgpu_engines_put(struct dmsgpu *gpu)
+{
+	mutex_unlock(&gpu->engine_lock);
+}
+
+/*
+ * remove(), after setting gpu->removed: end the wait of a job in flight,
+ * wait for it to leave, then silence the device and stop its DMA before
+ * devres frees the bounce buffer and the interrupt. Clearing bus mastering
+ * is a non-posted config write: the device's earlier writes have landed
+ * when it completes, and it starts no other request after it.
+ */
+void dmsgpu_engines_shutdown(struct dmsgpu *gpu)
+{
+	wake_up_all(&gpu->engine_wq);
+	mutex_lock(&gpu->engine_lock);
+	writel(0, gpu->regs + DMS_GPU_REG_IRQ_MASK);
+	pci_clear_master(gpu->pdev);
+	if (dmsgpu_engines_wait_idle(gpu))
+		dev_warn(&gpu->pdev->dev,
+			 "an engine is still busy at removal; with bus mastering off it cannot reach host memory\n");
+	mutex_unlock(&gpu->engine_lock);
+}
+
+/* Forget @eng's old events before its doorbell. */
+static void dmsgpu_engine_prepare(struct dmsgpu *gpu,
+				  const struct dmsgpu_engine *eng)
+{
+	u32 events = eng->done_irq | DMS_GPU_IRQ_ERROR;
+
 	writel(events, gpu->regs + DMS_GPU_REG_IRQ_STATUS);
 	atomic_andnot(events, &gpu->irq_events);
-	return 0;
 }
 
 /* The end of a job the engine no longer runs: 0 or why it failed. */
@@ -122,7 +198,10 @@ static int dmsgpu_engine_result(struct dmsgpu *gpu,
 	return 0;
 }
 
-/* Ring the doorbell of a programmed engine and wait for the job's end. */
+/*
+ * Ring the doorbell of a programmed engine and wait for the job's end, or
+ * for remove(), which stops the engines itself.
+ */
 static int dmsgpu_engine_run(struct dmsgpu *gpu, const struct dmsgpu_engine *eng)
 {
 	u32 events = eng->done_irq | DMS_GPU_IRQ_ERROR;
@@ -131,13 +210,17 @@ static int dmsgpu_engine_run(struct dmsgpu *gpu, const struct dmsgpu_engine *eng
 
 	writel(1, gpu->regs + eng->doorbell_reg);
 	left = wait_event_timeout(gpu->engine_wq,
-				  atomic_read(&gpu->irq_events) & events,
+				  (atomic_read(&gpu->irq_events) & events) ||
+				  READ_ONCE(gpu->removed),
 				  msecs_to_jiffies(DMSGPU_JOB_TIMEOUT_MS));
+	if (READ_ONCE(gpu->removed))
+		return -ENODEV;
 	status = readl(gpu->regs + eng->status_reg);
 	if (status & DMS_GPU_STATUS_BUSY) {
 		dev_err_ratelimited(&gpu->pdev->dev,
 				    "%s engine timed out after %u ms (status %#x)\n",
 				    eng->name, DMSGPU_JOB_TIMEOUT_MS, status);
+		dmsgpu_engines_halt(gpu);
 		return -ETIMEDOUT;
 	}
 	if (!left)
@@ -147,15 +230,22 @@ static int dmsgpu_engine_run(struct dmsgpu *gpu, const struct dmsgpu_engine *eng
 	return dmsgpu_engine_result(gpu, eng, status);
 }
 
-/* One copy-engine job between device memory at @dev and the bounce buffer. */
-int dmsgpu_copy_job(struct dmsgpu *gpu, u64 dev, u64 len, bool to_dev)
+/*
+ * One copy-engine job between device memory at @dev and @len bytes at
+ * @data (at most the bounce buffer's size), through the bounce buffer.
+ */
+int dmsgpu_copy_job(struct dmsgpu *gpu, u64 dev, void *data, u64 len,
+		    bool to_dev)
 {
 	u64 done;
 	int ret;
 
-	ret = dmsgpu_engine_prepare(gpu, &dmsgpu_copy_engine);
+	ret = dmsgpu_engines_get(gpu);
 	if (ret)
 		return ret;
+	if (to_dev)
+		memcpy(gpu->bounce, data, len);
+	dmsgpu_engine_prepare(gpu, &dmsgpu_copy_engine);
 	lo_hi_writeq(dev, gpu->regs + DMS_GPU_REG_COPY_DEV_LO);
 	lo_hi_writeq(gpu->bounce_dma, gpu->regs + DMS_GPU_REG_COPY_HOST_LO);
 	lo_hi_writeq(len, gpu->regs + DMS_GPU_REG_COPY_LEN_LO);
@@ -163,15 +253,20 @@ int dmsgpu_copy_job(struct dmsgpu *gpu, u64 dev, u64 len, bool to_dev)
 	       gpu->regs + DMS_GPU_REG_COPY_CTRL);
 	ret = dmsgpu_engine_run(gpu, &dmsgpu_copy_engine);
 	if (ret)
-		return ret;
+		goto out;
 	done = lo_hi_readq(gpu->regs + DMS_GPU_REG_COPY_DONE_BYTES_LO);
 	if (done != len) {
 		dev_err_ratelimited(&gpu->pdev->dev,
 				    "copy engine moved %llu of %llu bytes\n",
 				    done, len);
-		return -EIO;
+		ret = -EIO;
+		goto out;
 	}
-	return 0;
+	if (!to_dev)
+		memcpy(data, gpu->bounce, len);
+out:
+	dmsgpu_engines_put(gpu);
+	return ret;
 }
 
 /* One CRC-engine job; *crc is the seed on entry, the result on return. */
@@ -179,37 +274,42 @@ int dmsgpu_crc_job(struct dmsgpu *gpu, u64 dev, u64 len, u32 *crc)
 {
 	int ret;
 
-	ret = dmsgpu_engine_prepare(gpu, &dmsgpu_crc_engine);
+	ret = dmsgpu_engines_get(gpu);
 	if (ret)
 		return ret;
+	dmsgpu_engine_prepare(gpu, &dmsgpu_crc_engine);
 	lo_hi_writeq(dev, gpu->regs + DMS_GPU_REG_CRC_DEV_LO);
 	lo_hi_writeq(len, gpu->regs + DMS_GPU_REG_CRC_LEN_LO);
 	writel(*crc, gpu->regs + DMS_GPU_REG_CRC_SEED);
 	ret = dmsgpu_engine_run(gpu, &dmsgpu_crc_engine);
-	if (ret)
-		return ret;
-	*crc = readl(gpu->regs + DMS_GPU_REG_CRC_RESULT);
-	return 0;
+	if (!ret)
+		*crc = readl(gpu->regs + DMS_GPU_REG_CRC_RESULT);
+	dmsgpu_engines_put(gpu);
+	return ret;
 }
 
 /*
- * One gather-mode CRC job over the @n entries already in the bounce
+ * One gather-mode CRC job over the @n entries of @list (at most the
+ * bounce buffer's worth), which goes to the device through the bounce
  * buffer; *crc is the seed on entry, the result on return.
  */
-int dmsgpu_crc_list_job(struct dmsgpu *gpu, u32 n, u32 *crc)
+int dmsgpu_crc_list_job(struct dmsgpu *gpu,
+			const struct dms_gpu_crc_range *list, u32 n, u32 *crc)
 {
 	int ret;
 
-	ret = dmsgpu_engine_prepare(gpu, &dmsgpu_crc_engine);
+	ret = dmsgpu_engines_get(gpu);
 	if (ret)
 		return ret;
+	memcpy(gpu->bounce, list, n * sizeof(*list));
+	dmsgpu_engine_prepare(gpu, &dmsgpu_crc_engine);
 	lo_hi_writeq(gpu->bounce_dma, gpu->regs + DMS_GPU_REG_CRC_LIST_LO);
 	writel(n, gpu->regs + DMS_GPU_REG_CRC_LIST_COUNT);
 	writel(*crc, gpu->regs + DMS_GPU_REG_CRC_SEED);
 	ret = dmsgpu_engine_run(gpu, &dmsgpu_crc_engine);
 	writel(0, gpu->regs + DMS_GPU_REG_CRC_LIST_COUNT);
-	if (ret)
-		return ret;
-	*crc = readl(gpu->regs + DMS_GPU_REG_CRC_RESULT);
-	return 0;
+	if (!ret)
+		*crc = readl(gpu->regs + DMS_GPU_REG_CRC_RESULT);
+	dmsgpu_engines_put(gpu);
+	return ret;
 }

@@ -272,6 +272,11 @@ static int dmsgpu_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	return 0;
 }
 
+/*
+ * The order matters: no new user of the hardware, the engines quiet and
+ * without DMA, no CPU mapping of device memory left; then devres frees
+ * what the device could reach (bounce buffer, vector, BARs).
+ */
 static void dmsgpu_remove(struct pci_dev *pdev)
 {
 	struct dmsgpu *gpu = pci_get_drvdata(pdev);
@@ -280,8 +285,7 @@ static void dmsgpu_remove(struct pci_dev *pdev)
 	misc_deregister(&gpu->misc);
 	WRITE_ONCE(gpu->removed, true);
 	synchronize_srcu(&dmsgpu_srcu);
-	/* No engine job runs any more; the device stays quiet from here on. */
-	writel(0, gpu->regs + DMS_GPU_REG_IRQ_MASK);
+	dmsgpu_engines_shutdown(gpu);
 
 	/* No new attachment, mapping or CPU page from here on. */
 	dmsgpu_revoke_bufs(gpu);
