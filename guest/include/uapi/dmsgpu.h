@@ -15,6 +15,12 @@
  * The memory returns to the device's allocator when the last reference to
  * the dma-buf (fd, mapping or importer) is gone.
  *
+ * When the device goes away (its driver unbound), open /dev/dmsgpuN and
+ * dma-buf fds stay valid but their ioctls and mmap() fail with -ENODEV, an
+ * engine ioctl in progress ends with -ENODEV, and CPU mappings of its
+ * dma-bufs raise SIGBUS. The unbind waits until importers that cannot be
+ * told to let go (devmem TCP bindings) have released the device memory.
+ *
  * All structures use fixed-width types and have no padding, so 32- and
  * 64-bit callers share them. Fields marked "must be 0" are checked
  * (-EINVAL otherwise) so that they can gain a meaning later.

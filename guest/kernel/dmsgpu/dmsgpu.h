@@ -26,10 +26,12 @@
  *     and turns off the device's interrupts and bus mastering, so nothing it
  *     can reach (the bounce buffer) is freed while it may still use it. No
  *     lock and no SRCU section is held across a user copy;
- *   - the buffers' CPU mappings are revoked (later accesses get SIGBUS),
- *     importers that can be told (dynamic, with invalidate_mappings) are
- *     told. Static importers such as devmem TCP cannot be told: remove()
- *     waits a while for them to unmap and says so if they do not.
+ *   - the buffers' CPU mappings are revoked (later accesses get SIGBUS) and
+ *     importers that can be told (dma_buf_attach_revocable()) are told;
+ *   - remove() waits until importers have unmapped device memory. Static
+ *     importers such as devmem TCP cannot be told: their DMA goes on into
+ *     BAR2 until they let go, and a PCI remove cannot fail, so remove()
+ *     says what it waits for and waits (as vfio does for its users).
  * Buffers and open files can outlive the device (the driver data is
  * refcounted); their ioctls then fail with -ENODEV.
  */
@@ -52,8 +54,10 @@
 #define DMSGPU_JOB_TIMEOUT_MS 10000
 /* Largest alignment DMSGPU_IOCTL_ALLOC accepts (genalloc takes an int). */
 #define DMSGPU_MAX_ALIGN SZ_1G
-/* How long remove() waits for importers to give their mappings back. */
+/* How long remove() waits for importers' unmaps before it says so. */
 #define DMSGPU_UNMAP_WAIT_MS 2000
+/* Then it waits in slices of this: a blocked unbind is not a hung task. */
+#define DMSGPU_UNMAP_SLICE_MS 10000
 /* How long an engine may take to stop once the driver stops its DMA. */
 #define DMSGPU_STOP_TIMEOUT_MS 1000
 
@@ -94,6 +98,7 @@ struct dmsgpu_buf {
 	struct dmsgpu *gpu;
 	struct dma_buf *dmabuf;
 	struct list_head node;		/* in gpu->bufs */
+	struct list_head revoke_node;	/* dmsgpu_revoke_bufs()'s own list */
 	u64 offset;			/* in device memory */
 	size_t size;
 };

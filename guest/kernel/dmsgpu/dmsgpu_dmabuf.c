@@ -8,6 +8,7 @@
 #include <linux/dma-buf-mapping.h>
 #include <linux/dma-mapping.h>
 #include <linux/dma-resv.h>
+#include <linux/file.h>
 #include <linux/genalloc.h>
 #include <linux/mm.h>
 #include <linux/pci-p2pdma.h>
@@ -22,7 +23,8 @@
  *  - static importers (dma_buf_attach(): attach->peer2peer is always
  *    false) are accepted: that is the only way devmem TCP and io_uring
  *    zcrx attach, and both read nothing but the DMA addresses. The memory
- *    never moves, so there is no .pin.
+ *    never moves, so there is no .pin. They cannot be revoked either
+ *    (dma_buf_attach_revocable() is false): remove() waits for them.
  * The importing device must also reach BAR2 by peer-to-peer DMA.
  */
 static int dmsgpu_dmabuf_attach(struct dma_buf *dmabuf,
@@ -261,20 +263,33 @@ struct dmsgpu_buf *dmsgpu_buf_get(struct dmsgpu *gpu, int fd, u64 offset,
 
 /*
  * The device is gone (remove() after synchronize_srcu()): zap every CPU
- * mapping of its buffers, so the next access faults and gets SIGBUS, and
- * tell importers that can drop their DMA mappings to do so. A buffer
- * being released waits on bufs_lock, so its dma-buf stays valid here.
+ * mapping of its buffers, so the next access faults and gets SIGBUS, tell
+ * importers that can drop their DMA mappings to do so, and wait for their
+ * fences (dma_buf_invalidate_mappings(): until then they may still access
+ * the memory). A buffer whose file is already gone has no mapping and no
+ * importer left (each holds a reference to it) and is being released:
+ * skip it. The others cannot be released while the walk holds their file.
  */
 void dmsgpu_revoke_bufs(struct dmsgpu *gpu)
 {
-	struct dmsgpu_buf *buf;
+	struct dmsgpu_buf *buf, *next;
+	struct dma_buf *dmabuf;
+	LIST_HEAD(live);
 
 	mutex_lock(&gpu->bufs_lock);
-	list_for_each_entry(buf, &gpu->bufs, node) {
-		unmap_mapping_range(buf->dmabuf->file->f_mapping, 0, 0, 1);
-		dma_resv_lock(buf->dmabuf->resv, NULL);
-		dma_buf_invalidate_mappings(buf->dmabuf);
-		dma_resv_unlock(buf->dmabuf->resv);
-	}
+	list_for_each_entry(buf, &gpu->bufs, node)
+		if (get_file_active(&buf->dmabuf->file))
+			list_add_tail(&buf->revoke_node, &live);
 	mutex_unlock(&gpu->bufs_lock);
+
+	list_for_each_entry_safe(buf, next, &live, revoke_node) {
+		dmabuf = buf->dmabuf;
+		unmap_mapping_range(dmabuf->file->f_mapping, 0, 0, 1);
+		dma_resv_lock(dmabuf->resv, NULL);
+		dma_buf_invalidate_mappings(dmabuf);
+		dma_resv_unlock(dmabuf->resv);
+		dma_resv_wait_timeout(dmabuf->resv, DMA_RESV_USAGE_BOOKKEEP,
+				      false, MAX_SCHEDULE_TIMEOUT);
+		fput(dmabuf->file);
+	}
 }

@@ -11,6 +11,7 @@
 #include <linux/module.h>
 #include <linux/pci.h>
 #include <linux/pci-p2pdma.h>
+#include <linux/sched.h>
 #include <linux/slab.h>
 
 #include <devmemsim/gpu_regs.h>
@@ -273,29 +274,47 @@ static int dmsgpu_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 }
 
 /*
+ * Wait until importers have unmapped all device memory. Those that can be
+ * told were (dmsgpu_revoke_bufs()) and unmap soon. Static importers (devmem
+ * TCP, io_uring zcrx) cannot be: their DMA targets BAR2 until they let go,
+ * and the next probe would hand that memory out again (or the BAR could go
+ * to another device). A PCI remove cannot fail, so it waits, as vfio's
+ * does for its users, and says which task waits for what.
+ */
+static void dmsgpu_wait_unmapped(struct dmsgpu *gpu)
+{
+	struct device *dev = &gpu->pdev->dev;
+	unsigned long start = jiffies;
+
+	if (wait_event_timeout(gpu->unmap_wq, !atomic_read(&gpu->nr_maps),
+			       msecs_to_jiffies(DMSGPU_UNMAP_WAIT_MS)))
+		return;
+	dev_warn(dev,
+		 "%d mapping(s) of device memory held by importers that cannot be revoked (e.g. devmem TCP bindings): task %s (%d) waits until they are unmapped\n",
+		 atomic_read(&gpu->nr_maps), current->comm, task_pid_nr(current));
+	while (!wait_event_timeout(gpu->unmap_wq, !atomic_read(&gpu->nr_maps),
+				   msecs_to_jiffies(DMSGPU_UNMAP_SLICE_MS)))
+		;
+	dev_info(dev, "importers unmapped device memory after %u ms\n",
+		 jiffies_to_msecs(jiffies - start));
+}
+
+/*
  * The order matters: no new user of the hardware, the engines quiet and
- * without DMA, no CPU mapping of device memory left; then devres frees
- * what the device could reach (bounce buffer, vector, BARs).
+ * without DMA, no CPU mapping or importer mapping of device memory left;
+ * then devres frees what the device could reach (bounce buffer, vector,
+ * BARs).
  */
 static void dmsgpu_remove(struct pci_dev *pdev)
 {
 	struct dmsgpu *gpu = pci_get_drvdata(pdev);
-	int maps;
 
 	misc_deregister(&gpu->misc);
 	WRITE_ONCE(gpu->removed, true);
 	synchronize_srcu(&dmsgpu_srcu);
 	dmsgpu_engines_shutdown(gpu);
-
-	/* No new attachment, mapping or CPU page from here on. */
 	dmsgpu_revoke_bufs(gpu);
-	if (wait_event_timeout(gpu->unmap_wq, !atomic_read(&gpu->nr_maps),
-			       msecs_to_jiffies(DMSGPU_UNMAP_WAIT_MS)))
-		return;
-	maps = atomic_read(&gpu->nr_maps);
-	dev_warn(&pdev->dev,
-		 "removed with %d importer mapping(s) of device memory left (static importers, e.g. a devmem TCP binding, cannot be revoked): their DMA now targets a released BAR\n",
-		 maps);
+	dmsgpu_wait_unmapped(gpu);
 }
 
 static const struct pci_device_id dmsgpu_ids[] = {
