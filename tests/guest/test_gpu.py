@@ -12,6 +12,10 @@ holds its fd, so each dms-gpu call does its own allocations):
   - the memory is back in the allocator afterwards (sysfs), the driver logged
     no engine errors, and the node's counters (--stats-json) show the copy
     engine's bytes on the GPU link and through the root complex.
+A second boot, a 16 MiB GPU whose interrupts are all lost, covers a gather
+list longer than device memory, private mmap (refused), and the driver
+unbound under a CPU mapping, an engine wait, a devmem binding and buffers
+being closed, each followed by a rebind (SmallGpuAndRemoval).
 A host-only test checks that the tool's ioctl structures match the UAPI header.
 """
 
@@ -271,19 +275,61 @@ class Gpu(unittest.TestCase):
 
 
 SMALL_MEM = 16 * MiB
+# The small GPU's node loses every GPU interrupt: each engine job then ends
+# by the driver's 10 s job timeout finding it done, which keeps an ioctl in
+# its wait for the device long enough to unbind the driver under it.
+SMALL_FAULTS = "faults.gpu_msi_drop_rate=1"
+
+# What the removal cases share (guest Python): the GPU's PCI address, bind
+# and unbind, an unbind in its own process (remove() may wait) with the
+# time it took, and errno names.
+REMOVAL_PY = """
+import errno, mmap, os, subprocess, sys, time
+sys.path.insert(0, "/opt/devmemsim/bin")
+from dmslib import Buffer, Gpu, StepError, bind_dmabuf
+DRV = "/sys/bus/pci/drivers/dmsgpu/"
+BDF = os.path.basename(os.path.realpath("/sys/class/misc/dmsgpu0/device"))
+
+
+def driver(op):
+    with open(DRV + op, "w") as f:
+        f.write(BDF)
+
+
+def unbind_start():
+    return subprocess.Popen(["sh", "-c", f"echo {BDF} > {DRV}unbind"]), time.monotonic()
+
+
+def unbind_seconds(proc, t0, timeout):
+    try:
+        proc.wait(timeout)
+    except subprocess.TimeoutExpired:
+        return None
+    return round(time.monotonic() - t0, 1)
+
+
+def name(e):
+    return errno.errorcode.get(e.errno, str(e.errno))
+
+
+def attempt(what, fn):
+    try:
+        fn()
+        print(what, 0)
+    except (StepError, OSError) as e:
+        print(what, name(e))
+"""
 
 # With a dma-buf mapped and touched, unbind the driver, then touch another
 # page of the mapping in a child (which SIGBUS must kill) and call an ioctl
-# on the old fd; rebind the driver at the end.
-REVOKE_SCRIPT = """
-import errno, os, sys
-sys.path.insert(0, "/opt/devmemsim/bin")
-from dmslib import Gpu, StepError
-bdf = os.path.basename(os.path.realpath("/sys/class/misc/dmsgpu0/device"))
-buf = Gpu("/dev/dmsgpu0").alloc(1 << 20)
+# on the old fd. The buffer and the old /dev fd outlive the rebind: mmap and
+# ioctls on them fail, the new device neither counts nor takes the old
+# buffer, and closing them last frees the old device's data.
+REVOKE_PY = """
+old = Gpu("/dev/dmsgpu0")
+buf = old.alloc(1 << 20)
 buf.cpu_write(0, b"x" * 4096)
-with open("/sys/bus/pci/drivers/dmsgpu/unbind", "w") as f:
-    f.write(bdf)
+driver("unbind")
 pid = os.fork()
 if pid == 0:
     buf.cpu_read(8192, 1)
@@ -291,39 +337,136 @@ if pid == 0:
     os._exit(0)
 _, status = os.waitpid(pid, 0)
 print("child", os.WTERMSIG(status) if os.WIFSIGNALED(status) else -os.WEXITSTATUS(status))
-try:
-    buf.crc(0, 4096)
-    print("ioctl 0")
-except StepError as e:
-    print("ioctl", errno.errorcode.get(e.errno, e.errno))
+attempt("ioctl", lambda: buf.crc(0, 4096))
+driver("bind")
+gpu = Gpu("/dev/dmsgpu0")
+attempt("old_mmap", lambda: mmap.mmap(buf.fd, 4096, mmap.MAP_SHARED, mmap.PROT_READ))
+attempt("old_dev", old.info)
+attempt("cross", lambda: Buffer(gpu, buf.fd, 0, buf.size).crc(0, 4096))
+new = gpu.alloc(1 << 20)
+print("buffers", gpu.info()["buffers"])
 buf.close()
-with open("/sys/bus/pci/drivers/dmsgpu/bind", "w") as f:
-    f.write(bdf)
+os.close(old.fd)
+new.cpu_write(0, b"new")
+print("new", bytes(new.cpu_read(0, 3)).decode())
+new.close()
+print("buffers", gpu.info()["buffers"])
 """
+
+# A copy job whose interrupt is lost keeps its ioctl in the driver's wait
+# for the device (SMALL_FAULTS); unbind meanwhile. remove() must end that
+# wait, not sit it out: the ioctl fails with ENODEV.
+LOST_IRQ_PY = """
+buf = Gpu("/dev/dmsgpu0").alloc(1 << 20)
+pid = os.fork()
+if pid == 0:
+    try:
+        buf.copy(0, 0, bytearray(1 << 20))
+        os._exit(0)
+    except StepError as e:
+        os._exit(e.errno or 100)
+time.sleep(3)
+proc, t0 = unbind_start()
+print("unbind_s", unbind_seconds(proc, t0, 60))
+_, status = os.waitpid(pid, 0)
+code = os.waitstatus_to_exitcode(status)
+print("copy", errno.errorcode.get(code, str(code)))
+buf.close()
+driver("bind")
+"""
+
+# devmem TCP binds a dma-buf to a NIC queue: a static importer, which
+# cannot be revoked. unbind must wait for it (not leave its DMA aimed at a
+# released BAR), and finish once the binding's socket closes.
+STATIC_PY = """
+buf = Gpu("/dev/dmsgpu0").alloc(4 << 20)
+nl, _ = bind_dmabuf(buf, os.environ["IF"], [1])
+proc, t0 = unbind_start()
+time.sleep(6)
+print("waiting", proc.poll() is None)
+nl.close()
+print("unbind_s", unbind_seconds(proc, t0, 120))
+buf.close()
+driver("bind")
+"""
+
+# A process closes its mapped dma-bufs one by one while the driver unbinds:
+# remove() walks buffers whose last reference may be going meanwhile.
+CLOSE_RACE_PY = """
+r, w = os.pipe()
+pid = os.fork()
+if pid == 0:
+    gpu = Gpu("/dev/dmsgpu0")
+    bufs = [gpu.alloc(256 << 10) for _ in range(32)]
+    for b in bufs:
+        b.cpu_write(0, b"y")
+    os.write(w, b"1")
+    for b in bufs:
+        b.close()
+        time.sleep(0.01)
+    os._exit(0)
+os.read(r, 1)
+proc, t0 = unbind_start()
+print("unbind_s", unbind_seconds(proc, t0, 60))
+os.waitpid(pid, 0)
+driver("bind")
+"""
+
+# A private mapping of a dma-buf would be copy-on-write, which device memory
+# cannot be: mmap must refuse it (the kernel BUGs on the first fault of
+# one), and shared mappings keep working.
+PRIVATE_PY = """
+buf = Gpu("/dev/dmsgpu0").alloc(1 << 20)
+for what, prot in (("ro", mmap.PROT_READ), ("rw", mmap.PROT_READ | mmap.PROT_WRITE)):
+    attempt(what, lambda: mmap.mmap(buf.fd, 4096, mmap.MAP_PRIVATE, prot)[0])
+buf.cpu_write(0, b"ok")
+print("shared", bytes(buf.cpu_read(0, 2)).decode())
+buf.close()
+"""
+
+
+def guest_python(section, body):
+    return f"""echo @{section}; python3 - <<'PY'
+{REMOVAL_PY}
+{body}
+PY
+echo "@rc $?"
+"""
+
 
 SMALL_SCRIPT = f"""
 T={TOOL}
 echo @crclist; $T run 'alloc a 8M' 'crc-list a 0+8M 0+8M 0+8M' 'free a'; echo "@rc $?"
-echo @revoke; python3 - <<'PY'
-{REVOKE_SCRIPT}
-PY
-echo "@rc $?"
+export IF=$(ls /sys/bus/pci/drivers/dmsnic/*/net/ | head -n1)
+ip link set "$IF" up && ethtool -G "$IF" tcp-data-split on
+{guest_python("revoke", REVOKE_PY)}
+{guest_python("lostirq", LOST_IRQ_PY)}
+{guest_python("static", STATIC_PY)}
+{guest_python("closerace", CLOSE_RACE_PY)}
+{guest_python("private", PRIVATE_PY)}
 echo @rebound; $T run info; echo "@rc $?"
 echo @dmesg; dmesg
 """
 
 
 class SmallGpuAndRemoval(unittest.TestCase):
-    """A GPU smaller than one CRC chunk; the driver unbound under a mapping."""
+    """A GPU smaller than one CRC chunk; the driver unbound under a mapping,
+    an engine wait, a devmem binding and closing buffers; private mmap."""
 
     @classmethod
     def setUpClass(cls):
-        cls.res = cli("run", "--set", f"gpu.mem_size={SMALL_MEM // MiB}M", "--", SMALL_SCRIPT,
-                      timeout=1800)
+        cls.res = cli("run", "--set", f"gpu.mem_size={SMALL_MEM // MiB}M", "--set", SMALL_FAULTS,
+                      "--", SMALL_SCRIPT, timeout=1800)
         cls.s = sections(cls.res.stdout)
 
     def output(self):
         return f"\nstdout:\n{self.res.stdout}\nstderr:\n{self.res.stderr}"
+
+    def case(self, name):
+        """A removal case's "key value" lines (the last value of each key
+        wins; REVOKE_PY prints "buffers" twice, see test_buffer_outlives_rebind)."""
+        self.assertEqual(self.s.get(name + ".rc"), 0, self.output())
+        return dict(line.split(" ", 1) for line in self.s[name] if " " in line)
 
     def test_crc_list_longer_than_device_memory(self):
         """24 MiB of ranges over a 16 MiB GPU: each job stays within the
@@ -333,9 +476,43 @@ class SmallGpuAndRemoval(unittest.TestCase):
         self.assertTrue(steps[1]["match"], self.output())
 
     def test_unbind_revokes_cpu_mapping(self):
-        self.assertEqual(self.s.get("revoke.rc"), 0, self.output())
-        self.assertIn("child 7", self.s["revoke"], self.output())  # SIGBUS
-        self.assertIn("ioctl ENODEV", self.s["revoke"], self.output())
+        got = self.case("revoke")
+        self.assertEqual(got["child"], "7", self.output())  # SIGBUS
+        self.assertEqual(got["ioctl"], "ENODEV", self.output())
+
+    def test_buffer_outlives_rebind(self):
+        got = self.case("revoke")
+        self.assertEqual((got["old_mmap"], got["old_dev"], got["cross"]),
+                         ("ENODEV", "ENODEV", "EINVAL"), self.output())
+        buffers = [line.split()[1] for line in self.s["revoke"] if line.startswith("buffers ")]
+        self.assertEqual(buffers, ["1", "0"], self.output())
+        self.assertEqual(got["new"], "new", self.output())
+
+    def test_unbind_ends_engine_wait(self):
+        """The job's wait ends at unbind, not at the 10 s job timeout (the
+        unbind starts 3 s into it)."""
+        got = self.case("lostirq")
+        self.assertNotEqual(got["unbind_s"], "None", self.output())
+        self.assertLess(float(got["unbind_s"]), 5, self.output())
+        self.assertEqual(got["copy"], "ENODEV", self.output())
+
+    def test_unbind_waits_for_static_importer(self):
+        got = self.case("static")
+        self.assertEqual(got["waiting"], "True", self.output())
+        self.assertNotEqual(got["unbind_s"], "None", self.output())
+        dmesg = "\n".join(self.s["dmesg"])
+        self.assertRegex(dmesg, r"1 mapping\(s\) of device memory held by importers that cannot "
+                                r"be revoked .* waits until they are unmapped")
+        self.assertRegex(dmesg, r"importers unmapped device memory after \d+ ms")
+
+    def test_unbind_while_buffers_close(self):
+        got = self.case("closerace")
+        self.assertNotEqual(got["unbind_s"], "None", self.output())
+
+    def test_private_mmap_refused(self):
+        got = self.case("private")
+        self.assertEqual((got["ro"], got["rw"], got["shared"]), ("EINVAL", "EINVAL", "ok"),
+                         self.output())
 
     def test_rebind_works(self):
         self.assertEqual(self.s.get("rebound.rc"), 0, self.output())
