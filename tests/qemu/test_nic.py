@@ -197,5 +197,69 @@ class Nic(unittest.TestCase):
         self.assertEqual(self.r(C.DMS_NIC_REG_ID), C.DMS_NIC_ID_MAGIC)
 
 
+class StalledPeer(unittest.TestCase):
+    """QEMU listens on the wire, as a link's first node does, and its peer
+    stops reading: the NIC's frames wait in QEMU's net queue while the main
+    loop (qtest, QMP, the model's steps) goes on, and they all arrive, in
+    order, once the peer reads again."""
+
+    FRAMES = 1000  # 1.5 MB: far more than a UNIX socket buffers
+
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="dms-nic-")
+        path = os.path.join(self.tmp, "wire.sock")
+        self.qt = QTest(*SWITCH,
+                        "-netdev", f"stream,id=wire,server=on,addr.type=unix,addr.path={path}",
+                        "-device", "devmemsim-nic,node=dms,bus=dn0,netdev=wire",
+                        "-device", "devmemsim-gpu,node=dms,bus=dn1", "-m", "256M", qmp=True)
+        # A hung main loop must fail the test, not hang it.
+        self.qt.sock.settimeout(30)
+        self.wire = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.wire.connect(path)
+        self.qt.clock_step(1000)  # the main loop accepts the connection
+        self.regs = Pci(self.qt).bar(NIC, 0)[0]
+
+    def tearDown(self):
+        self.wire.close()
+        self.qt.close()
+
+    def qw(self, off, val):
+        self.qt.writel(self.regs + C.DMS_NIC_Q_BASE(0) + off, val)
+
+    def test_main_loop_runs_while_the_peer_reads_nothing(self):
+        self.qw(TXQ_LOG2, 10)
+        for reg, base in ((TDESC_BASE, TDESC), (TCMPL_BASE, RAM + 0x8000)):
+            self.qw(reg, base)
+            self.qw(reg + 4, 0)
+        self.qw(TXQ_CTRL, 1)
+        f = frame(b"z" * 1460)
+        self.qt.memwrite(TDATA, f)
+        desc = struct.pack("<QIHH", TDATA, len(f), TX_SOP | TX_EOP, 0)
+        self.qt.memwrite(TDESC, desc * self.FRAMES)
+        self.qw(TX_TAIL, self.FRAMES)
+        try:
+            for _ in range(50):
+                self.qt.clock_step(100000)
+            self.assertEqual(self.qt.qmp("query-status")["status"], "running")
+        except socket.timeout:
+            self.fail("QEMU's main loop stopped while its peer read nothing")
+        got = b""
+        want = (4 + len(f)) * self.FRAMES
+        self.wire.setblocking(False)
+        for _ in range(2000):
+            try:
+                while True:
+                    data = self.wire.recv(1 << 16)
+                    if not data:
+                        break
+                    got += data
+            except BlockingIOError:
+                pass
+            if len(got) >= want:
+                break
+            self.qt.clock_step(100000)
+        self.assertEqual(got, (struct.pack("!I", len(f)) + f) * self.FRAMES)
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=2)
