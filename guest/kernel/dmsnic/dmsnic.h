@@ -530,6 +530,7 @@ void dmsnic_xsk_rx_layout(struct dmsnic_rx_ring *rx);
 int dmsnic_xsk_rx_reg(struct dmsnic_priv *priv, struct dmsnic_rx_ring *rx,
 		      int idx);
 bool dmsnic_xsk_rx_post(struct dmsnic_rx_ring *rx);
+void dmsnic_xsk_rx_release(struct dmsnic_rx_ring *rx);
 void dmsnic_xsk_rx_rewind(struct dmsnic_rx_ring *rx);
 void dmsnic_xsk_rx_free(struct dmsnic_rx_ring *rx);
 int dmsnic_xsk_rx_one(struct dmsnic_qp *qp, const struct dms_rx_cmpl *c);

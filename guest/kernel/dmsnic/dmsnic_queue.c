@@ -153,11 +153,17 @@ static int dmsnic_rx_hw_start(struct dmsnic_qp *qp)
 	return 0;
 }
 
-/* Once the read returns, the device no longer writes to the RX rings. */
+/*
+ * Once the read returns, the device no longer writes to the RX rings. The
+ * pair's NAPI is off: a zero-copy ring's frames go back to its XSK pool
+ * now, before any other ring can use the pool (dmsnic_xsk.c).
+ */
 static void dmsnic_rx_hw_stop(struct dmsnic_qp *qp)
 {
 	dmsnic_q_wr32(qp, DMS_NIC_RXQ_CTRL, 0);
 	readl(qp->regs + DMS_NIC_RXQ_CTRL);
+	if (qp->rx.xsk_pool)
+		dmsnic_xsk_rx_release(&qp->rx);
 }
 
 /* The TX ring is new or drained (dmsnic_tx_drain()): all indexes 0. */

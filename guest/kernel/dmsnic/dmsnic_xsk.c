@@ -19,6 +19,15 @@
  * Without XDP_USE_NEED_WAKEUP the refill timer polls a queue whose fill
  * ring ran dry; with it, the socket's sendto()/poll() wakes NAPI
  * (ndo_xsk_wakeup).
+ *
+ * The pool takes no lock: only one context may take frames from it or
+ * give them back at a time. That is the NAPI of the ring that runs on it,
+ * or process context while that NAPI is off. So a ring holds frames only
+ * while it runs: they are posted when it starts and go back to the pool
+ * when it stops (dmsnic_rx_hw_stop()), both with NAPI off, and building
+ * or freeing a ring never touches the pool. A reconfiguration, a queue
+ * restart or a pool change thus builds the new ring while the old one
+ * runs, and swaps them inside one NAPI-off window.
  */
 #include <linux/bpf_trace.h>
 #include <linux/filter.h>
@@ -116,7 +125,11 @@ bool dmsnic_xsk_rx_post(struct dmsnic_rx_ring *rx)
 	return ok;
 }
 
-static void dmsnic_xsk_rx_put_all(struct dmsnic_rx_ring *rx)
+/*
+ * The device stopped writing to the ring and its NAPI is off: the posted
+ * frames go back to the pool (see the top of this file).
+ */
+void dmsnic_xsk_rx_release(struct dmsnic_rx_ring *rx)
 {
 	u32 i;
 
@@ -131,24 +144,20 @@ static void dmsnic_xsk_rx_put_all(struct dmsnic_rx_ring *rx)
 }
 
 /*
- * The ring is about to start (it is the queue pair's now, no longer the
- * copy it was built in): the pool's frames name its xdp_rxq_info. From
- * slot 0: the posted frames go back to the pool and are posted again
- * (XSK frames carry no order to keep).
+ * The ring is about to start, NAPI still off (it is the queue pair's now,
+ * no longer the copy it was built in): the pool's frames name its
+ * xdp_rxq_info, and the ring, empty since it stopped or was built, gets
+ * frames from slot 0 (the socket may not have filled its fill ring yet).
  */
 void dmsnic_xsk_rx_rewind(struct dmsnic_rx_ring *rx)
 {
 	xsk_pool_set_rxq_info(rx->xsk_pool, &rx->xdp_rxq);
-	dmsnic_xsk_rx_put_all(rx);
 	dmsnic_xsk_rx_post(rx);
 }
 
-/* Before the ring is freed; the pool is still mapped. */
+/* The ring holds no frame: it never ran, or stopped. */
 void dmsnic_xsk_rx_free(struct dmsnic_rx_ring *rx)
 {
-	if (!rx->xsk_pool)
-		return;
-	dmsnic_xsk_rx_put_all(rx);
 	kvfree(rx->xsk_bufs);
 	rx->xsk_bufs = NULL;
 }
