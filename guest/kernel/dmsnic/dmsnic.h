@@ -262,9 +262,10 @@ struct dmsnic_xdp_stats {
 	struct u64_stats_sync syncp;
 };
 
-/* Written by the fault work, with NAPI off. */
+/* Written under the netdev instance lock, with the pair's NAPI off. */
 struct dmsnic_qp_stats {
 	u64 fault_restarts;	/* restarted after a ring DMA fault */
+	u64 start_errors;	/* starts of its rings that failed */
 	struct u64_stats_sync syncp;
 };
 
@@ -483,7 +484,7 @@ void dmsnic_down(struct dmsnic_priv *priv);
 int dmsnic_reconfigure(struct dmsnic_priv *priv, u32 num_queues, u32 rx_size,
 		       u32 tx_size);
 int dmsnic_qp_rebuild(struct dmsnic_priv *priv, struct dmsnic_qp *qp,
-		      bool keep_old);
+		      bool restore);
 bool dmsnic_qp_faulted(struct dmsnic_qp *qp);
 void dmsnic_fault_work(struct work_struct *work);
 extern const struct netdev_queue_mgmt_ops dmsnic_queue_mgmt_ops;

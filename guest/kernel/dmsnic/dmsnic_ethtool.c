@@ -90,6 +90,7 @@ struct dmsnic_stat_group {
 /* The order of ethtool -S within one queue pair. */
 static const struct dmsnic_stat dmsnic_qp_stats[] = {
 	DMSNIC_STAT("fault_restarts", qp_stats.fault_restarts),
+	DMSNIC_STAT("start_errors", qp_stats.start_errors),
 };
 
 static const struct dmsnic_stat_group dmsnic_stat_groups[] = {

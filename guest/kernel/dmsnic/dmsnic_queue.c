@@ -210,6 +210,26 @@ static void dmsnic_napi_off(struct dmsnic_qp *qp)
 
 /* ---- Bringing queue pairs up and down ---- */
 
+/* A start of the pair's rings failed (the device refused them, no IRQ). */
+static void dmsnic_qp_count_start_error(struct dmsnic_qp *qp)
+{
+	u64_stats_update_begin(&qp->qp_stats.syncp);
+	qp->qp_stats.start_errors++;
+	u64_stats_update_end(&qp->qp_stats.syncp);
+}
+
+/*
+ * Stop a TX queue on purpose (its pair is being rebuilt): the TX watchdog
+ * counts from now, not from the queue's last frame.
+ */
+static void dmsnic_txq_stop(struct netdev_queue *txq)
+{
+	__netif_tx_lock_bh(txq);
+	netif_tx_stop_queue(txq);
+	txq_trans_cond_update(txq);
+	__netif_tx_unlock_bh(txq);
+}
+
 /*
  * The rings of one queue pair. A reconfiguration builds all of them before
  * it stops the running pairs, so that failing to get the memory (or a
@@ -313,6 +333,7 @@ static int dmsnic_qp_start(struct dmsnic_priv *priv, struct dmsnic_qp *qp,
 err_rings:
 	swap(qp->rx, mem->rx);
 	swap(qp->tx, mem->tx);
+	dmsnic_qp_count_start_error(qp);
 	return err;
 }
 
@@ -505,47 +526,42 @@ static int dmsnic_qp_mem_alloc(struct dmsnic_priv *priv, struct dmsnic_qp *qp,
 }
 
 /*
- * Rebuild running pair @qp's rings from the current configuration (an XSK
- * pool bound or unbound). With @keep_old the new rings exist before the
- * pair stops, and if they cannot start the pair restarts on its old ones;
- * without, the old rings are freed first (they hold frames of a pool that
- * is going away) and a failure leaves the pair down. TX frames in flight
- * are dropped (an XSK socket gets its frames back). Called under RTNL and
- * the netdev instance lock.
+ * Rebuild pair @qp's rings from the current configuration (an XSK pool
+ * bound or unbound). The new rings are built while the pair runs; it then
+ * stops and starts on them. With @restore, a pair whose new rings cannot
+ * be built keeps running as it was, and one whose new rings do not start
+ * restarts on its old ones. Without, the pair stops whatever happens and
+ * its old rings are freed (they belong to a pool that is going away, and
+ * no ring may hold it after this call); a failure leaves the pair down.
+ * TX frames in flight are dropped (an XSK socket gets its frames back).
+ * Called under RTNL and the netdev instance lock.
  */
 int dmsnic_qp_rebuild(struct dmsnic_priv *priv, struct dmsnic_qp *qp,
-		      bool keep_old)
+		      bool restore)
 {
 	struct netdev_queue *txq = netdev_get_tx_queue(priv->netdev, qp->idx);
 	struct dmsnic_qp_mem *mem;
-	bool running;
-	int err = 0;
+	int err;
 
+	/* The rings of a pair that is down cannot be started again. */
+	restore = restore && qp->hw_up;
 	mem = kvcalloc(2, sizeof(*mem), GFP_KERNEL);
-	if (!mem)
-		return -ENOMEM;
-	if (keep_old) {
-		err = dmsnic_qp_mem_alloc(priv, qp, &mem[0]);
-		if (err)
-			goto out;
-	}
+	err = mem ? dmsnic_qp_mem_alloc(priv, qp, &mem[0]) : -ENOMEM;
+	if (err && restore)
+		goto out;
 	dmsnic_napi_off(qp);
-	__netif_tx_lock_bh(txq);
-	netif_tx_stop_queue(txq);
-	__netif_tx_unlock_bh(txq);
-	dmsnic_qp_stop(priv, qp, keep_old ? &mem[1] : NULL);
-	if (!keep_old)
-		err = dmsnic_qp_mem_alloc(priv, qp, &mem[0]);
+	dmsnic_txq_stop(txq);
+	dmsnic_qp_stop(priv, qp, restore ? &mem[1] : NULL);
 	if (!err)
 		err = dmsnic_qp_start(priv, qp, &mem[0]);
-	running = !err || (keep_old && !dmsnic_qp_start(priv, qp, &mem[1]));
-	if (running)
+	if (!err || (restore && !dmsnic_qp_start(priv, qp, &mem[1])))
 		netif_tx_wake_queue(txq);
 	else
 		netdev_err(priv->netdev, "queue pair %u stays down: %d\n",
 			   qp->idx, err);
 out:
-	dmsnic_qp_mems_free(priv, mem, 2);
+	if (mem)
+		dmsnic_qp_mems_free(priv, mem, 2);
 	return err;
 }
 
@@ -573,9 +589,7 @@ static void dmsnic_qp_restart(struct dmsnic_priv *priv, struct dmsnic_qp *qp)
 	int err;
 
 	dmsnic_napi_off(qp);
-	__netif_tx_lock_bh(txq);
-	netif_tx_stop_queue(txq);
-	__netif_tx_unlock_bh(txq);
+	dmsnic_txq_stop(txq);
 	dropped = dmsnic_qp_stop(priv, qp, &mem);
 	err = dmsnic_qp_start(priv, qp, &mem);
 	if (err) {
@@ -693,17 +707,27 @@ static int dmsnic_queue_start(struct net_device *dev,
 	if (err) {
 		dmsnic_rx_hw_stop(qp);
 		swap(qp->rx, *(struct dmsnic_rx_ring *)qmem);
+		dmsnic_qp_count_start_error(qp);
 		return err;
 	}
 	dmsnic_napi_on(qp);
 	return 0;
 }
 
+/*
+ * A pair that is down (a start failed: dmsnic_qp_start()) has no RX queue
+ * to hand over, and dmsnic_queue_start() could start neither the new
+ * queue nor the old one on it. Refuse before anything changes: the core
+ * then keeps the queue as it is and frees the new memory (a memory
+ * provider's unbind takes -ENETDOWN as done).
+ */
 static int dmsnic_queue_stop(struct net_device *dev, void *qmem, int idx)
 {
 	struct dmsnic_priv *priv = netdev_priv(dev);
 	struct dmsnic_qp *qp = &priv->qps[idx];
 
+	if (!qp->hw_up)
+		return -ENETDOWN;
 	dmsnic_napi_off(qp);
 	dmsnic_rx_hw_stop(qp);
 	swap(qp->rx, *(struct dmsnic_rx_ring *)qmem);

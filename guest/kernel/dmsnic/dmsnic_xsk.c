@@ -391,13 +391,15 @@ static int dmsnic_xsk_enable(struct dmsnic_priv *priv,
 
 /*
  * The pair goes back to page-pool buffers; the pool is unmapped once no
- * ring holds its frames.
+ * ring holds its frames. This cannot fail: the socket is going away, and
+ * the core WARNs at an error. A pair that cannot start on its new rings
+ * is left down, without the pool (dmsnic_qp_rebuild() says so and counts
+ * it); ifdown/ifup or a channel, TX ring or XDP change starts it again.
  */
 static int dmsnic_xsk_disable(struct dmsnic_priv *priv, u16 qid)
 {
 	struct xsk_buff_pool *pool;
 	struct dmsnic_qp *qp;
-	int err = 0;
 
 	if (qid >= priv->max_queues || !priv->qps[qid].xsk_pool)
 		return -EINVAL;
@@ -405,9 +407,9 @@ static int dmsnic_xsk_disable(struct dmsnic_priv *priv, u16 qid)
 	pool = qp->xsk_pool;
 	WRITE_ONCE(qp->xsk_pool, NULL);
 	if (priv->datapath_up && qid < priv->num_queues)
-		err = dmsnic_qp_rebuild(priv, qp, false);
+		dmsnic_qp_rebuild(priv, qp, false);
 	xsk_pool_dma_unmap(pool, 0);
-	return err;
+	return 0;
 }
 
 /* XDP_SETUP_XSK_POOL; called under RTNL and the netdev instance lock. */
