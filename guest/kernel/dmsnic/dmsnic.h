@@ -432,6 +432,7 @@ static inline bool dmsnic_fail_queue_enable(void)
 	return false;
 }
 #endif
+void dmsnic_update_link(struct dmsnic_priv *priv);
 void dmsnic_write_rx_ctrl(struct dmsnic_priv *priv, netdev_features_t features);
 void dmsnic_write_ntuple(struct dmsnic_priv *priv, u32 loc);
 void dmsnic_read_hw_stats(struct dmsnic_priv *priv, u64 *stats);
@@ -485,6 +486,7 @@ int dmsnic_reconfigure(struct dmsnic_priv *priv, u32 num_queues, u32 rx_size,
 		       u32 tx_size);
 int dmsnic_qp_rebuild(struct dmsnic_priv *priv, struct dmsnic_qp *qp,
 		      bool restore);
+int dmsnic_resize_rx(struct dmsnic_priv *priv, u32 size);
 bool dmsnic_qp_faulted(struct dmsnic_qp *qp);
 void dmsnic_fault_work(struct work_struct *work);
 extern const struct netdev_queue_mgmt_ops dmsnic_queue_mgmt_ops;

@@ -2,7 +2,6 @@
 /* dmsnic ethtool operations. */
 #include <linux/ethtool.h>
 #include <linux/netdevice.h>
-#include <net/netdev_rx_queue.h>
 
 #include "dmsnic.h"
 
@@ -196,35 +195,6 @@ static void dmsnic_get_ringparam(struct net_device *netdev,
 }
 
 /*
- * New RX ring sizes are applied one RX queue at a time through the queue
- * management ops; the other queues and all TX rings keep running.
- */
-static int dmsnic_resize_rx(struct net_device *netdev, u32 size,
-			    struct netlink_ext_ack *extack)
-{
-	struct dmsnic_priv *priv = netdev_priv(netdev);
-	u32 old = priv->rx_ring_size, q;
-	int err = 0;
-
-	priv->rx_ring_size = size;
-	if (!netif_running(netdev))
-		return 0;
-	for (q = 0; q < priv->num_queues; q++) {
-		err = netdev_rx_queue_restart(netdev, q);
-		if (err)
-			break;
-	}
-	if (!err)
-		return 0;
-
-	NL_SET_ERR_MSG_FMT_MOD(extack, "restarting RX queue %u failed", q);
-	priv->rx_ring_size = old;
-	while (q--)
-		netdev_rx_queue_restart(netdev, q);
-	return err;
-}
-
-/*
  * Rings first, header split after: a resize that fails (no memory, or a
  * bound dma-buf too small for the new ring: -ENOBUFS) leaves the device
  * as it was, header split included.
@@ -256,7 +226,9 @@ static int dmsnic_set_ringparam(struct net_device *netdev,
 		priv->rx_ring_size = rx;
 		priv->tx_ring_size = tx;
 	} else if (rx != priv->rx_ring_size) {
-		err = dmsnic_resize_rx(netdev, rx, extack);
+		err = dmsnic_resize_rx(priv, rx);
+		if (err)
+			NL_SET_ERR_MSG_MOD(extack, "cannot resize the RX rings");
 	}
 	if (err)
 		return err;

@@ -210,12 +210,21 @@ void dmsnic_write_ntuple(struct dmsnic_priv *priv, u32 loc)
 	dmsnic_wr32(priv, DMS_NIC_REG_NT_COMMIT, loc);
 }
 
-static void dmsnic_update_link(struct dmsnic_priv *priv)
+/*
+ * Carrier: the link is up and, on a running interface, so is the
+ * datapath. A failed reconfiguration can leave every pair down: without
+ * carrier the stack then sends nothing and its TX watchdog rests until a
+ * restart (ifdown/ifup, a channel or ring change) brings the pairs back.
+ */
+void dmsnic_update_link(struct dmsnic_priv *priv)
 {
-	if (dmsnic_rd32(priv, DMS_NIC_REG_STATUS) & DMS_NIC_STATUS_LINK_UP)
-		netif_carrier_on(priv->netdev);
+	struct net_device *netdev = priv->netdev;
+
+	if ((dmsnic_rd32(priv, DMS_NIC_REG_STATUS) & DMS_NIC_STATUS_LINK_UP) &&
+	    (READ_ONCE(priv->datapath_up) || !netif_running(netdev)))
+		netif_carrier_on(netdev);
 	else
-		netif_carrier_off(priv->netdev);
+		netif_carrier_off(netdev);
 }
 
 /* A pair the device stopped: restarted by dmsnic_fault_work(). */
@@ -686,4 +695,3 @@ module_exit(dmsnic_exit);
 
 MODULE_DESCRIPTION("devmemsim header-split NIC");
 MODULE_LICENSE("GPL");
-MODULE_IMPORT_NS("NETDEV_INTERNAL");

@@ -362,7 +362,10 @@ static u32 dmsnic_qp_stop(struct dmsnic_priv *priv, struct dmsnic_qp *qp,
 	return dropped;
 }
 
-/* Start pairs 0..n-1 on @mems; on failure all of them are down again. */
+/*
+ * Start pairs 0..n-1 on @mems; on failure all of them are down again.
+ * The caller opens the datapath once the stack's queue count is right.
+ */
 static int dmsnic_qps_start(struct dmsnic_priv *priv,
 			    struct dmsnic_qp_mem *mems, u32 n)
 {
@@ -374,13 +377,6 @@ static int dmsnic_qps_start(struct dmsnic_priv *priv,
 		if (err)
 			goto err_stop;
 	}
-	/*
-	 * Wake, not start: after a reconfiguration the qdisc may hold a
-	 * backlog for a queue that was stopped, and only a wake reschedules
-	 * it (ring_reconfig.py reconfig_tx_stall).
-	 */
-	netif_tx_wake_all_queues(priv->netdev);
-	priv->datapath_up = true;
 	return 0;
 
 err_stop:
@@ -391,10 +387,22 @@ err_stop:
 	return err;
 }
 
+static void dmsnic_datapath_open(struct dmsnic_priv *priv)
+{
+	/*
+	 * Wake, not start: after a reconfiguration the qdisc may hold a
+	 * backlog for a queue that was stopped, and only a wake reschedules
+	 * it (ring_reconfig.py reconfig_tx_stall).
+	 */
+	netif_tx_wake_all_queues(priv->netdev);
+	priv->datapath_up = true;
+}
+
 /* Stop every running pair; their rings go to @mems (or are freed). */
 static void dmsnic_qps_stop(struct dmsnic_priv *priv,
 			    struct dmsnic_qp_mem *mems)
 {
+	struct net_device *netdev = priv->netdev;
 	u32 i;
 
 	if (!priv->datapath_up)
@@ -402,7 +410,10 @@ static void dmsnic_qps_stop(struct dmsnic_priv *priv,
 	/* NAPI first: a poll reaping TX completions may wake a queue. */
 	for (i = 0; i < priv->num_queues; i++)
 		dmsnic_napi_off(&priv->qps[i]);
-	netif_tx_disable(priv->netdev);
+	netif_tx_disable(netdev);
+	/* As dmsnic_txq_stop(): the watchdog counts from the stop. */
+	for (i = 0; i < netdev->num_tx_queues; i++)
+		txq_trans_cond_update(netdev_get_tx_queue(netdev, i));
 	for (i = 0; i < priv->num_queues; i++)
 		dmsnic_qp_stop(priv, &priv->qps[i], mems ? &mems[i] : NULL);
 	priv->datapath_up = false;
@@ -419,6 +430,8 @@ int dmsnic_up(struct dmsnic_priv *priv)
 	if (IS_ERR(mems))
 		return PTR_ERR(mems);
 	err = dmsnic_qps_start(priv, mems, priv->num_queues);
+	if (!err)
+		dmsnic_datapath_open(priv);
 	dmsnic_qp_mems_free(priv, mems, priv->num_queues);
 	return err;
 }
@@ -461,28 +474,21 @@ void dmsnic_set_xps(struct dmsnic_priv *priv)
 		netdev_warn(priv->netdev, "cannot set XPS maps: %d\n", err);
 }
 
-static int dmsnic_set_num_queues(struct dmsnic_priv *priv, u32 n)
-{
-	int err = 0;
-
-	if (n != priv->num_queues)
-		err = netif_set_real_num_queues(priv->netdev, n, n);
-	if (!err)
-		priv->num_queues = n;
-	return err;
-}
-
 /*
  * Switch a running device to @n queue pairs with rings of @rx_size and
  * @tx_size entries. The new rings exist before the old pairs stop; if the
  * new pairs cannot start, the old ones start again on their old rings.
- * Called under RTNL and the netdev instance lock.
+ * If the device refuses those too, the datapath stays down, without
+ * carrier, until the next ifup or reconfiguration. Called under RTNL and
+ * the netdev instance lock.
  */
 int dmsnic_reconfigure(struct dmsnic_priv *priv, u32 n, u32 rx_size,
 		       u32 tx_size)
 {
-	bool was_up = priv->datapath_up;
-	u32 old_n = priv->num_queues;
+	struct net_device *netdev = priv->netdev;
+	bool was_up = priv->datapath_up, running = false;
+	u32 old_n = priv->num_queues, count = old_n;
+	u32 most = max(n, old_n);
 	struct dmsnic_qp_mem *new, *old;
 	int err;
 
@@ -496,19 +502,30 @@ int dmsnic_reconfigure(struct dmsnic_priv *priv, u32 n, u32 rx_size,
 	}
 
 	dmsnic_qps_stop(priv, old);
-	err = dmsnic_set_num_queues(priv, n);
-	if (!err) {
+	/*
+	 * The stack's queue count covers both sets of pairs while either may
+	 * start, and comes down to the set that runs (or to the old count)
+	 * after: growing it can fail (each queue has sysfs objects), lowering
+	 * it cannot, so no way back depends on a change that may fail.
+	 */
+	err = netif_set_real_num_queues(netdev, most, most);
+	if (!err)
 		err = dmsnic_qps_start(priv, new, n);
-		if (!err) {
-			priv->rx_ring_size = rx_size;
-			priv->tx_ring_size = tx_size;
-			goto out;
-		}
-		dmsnic_set_num_queues(priv, old_n);
+	if (!err) {
+		count = n;
+		running = true;
+		priv->rx_ring_size = rx_size;
+		priv->tx_ring_size = tx_size;
+	} else if (was_up) {
+		running = !dmsnic_qps_start(priv, old, old_n);
+		if (!running)
+			netdev_err(netdev, "datapath down after a failed reconfiguration\n");
 	}
-	if (was_up && dmsnic_qps_start(priv, old, old_n))
-		netdev_err(priv->netdev, "datapath down after a failed reconfiguration\n");
-out:
+	WARN_ON_ONCE(netif_set_real_num_queues(netdev, count, count));
+	priv->num_queues = count;
+	if (running)
+		dmsnic_datapath_open(priv);
+	dmsnic_update_link(priv);
 	dmsnic_qp_mems_free(priv, old, old_n);
 	dmsnic_qp_mems_free(priv, new, n);
 	return err;
@@ -732,6 +749,101 @@ static int dmsnic_queue_stop(struct net_device *dev, void *qmem, int idx)
 	dmsnic_rx_hw_stop(qp);
 	swap(qp->rx, *(struct dmsnic_rx_ring *)qmem);
 	return 0;
+}
+
+/* ---- RX ring resize (ethtool -G rx) ---- */
+
+/*
+ * Move running RX queue @qp onto @ring, which gets the queue's old ring;
+ * the pair's TX ring keeps running. If the device refuses the ring, the
+ * old one starts again and @ring keeps what it had; if it refuses that
+ * too, the pair is taken down (counted, logged) until the next restart
+ * of every pair. Allocates nothing.
+ */
+static int dmsnic_rx_switch(struct dmsnic_priv *priv, struct dmsnic_qp *qp,
+			    struct dmsnic_rx_ring *ring)
+{
+	int err;
+
+	if (!qp->hw_up)
+		return -ENETDOWN;
+	dmsnic_napi_off(qp);
+	dmsnic_rx_hw_stop(qp);
+	swap(qp->rx, *ring);
+	err = dmsnic_rx_hw_start(qp);
+	if (err) {
+		dmsnic_qp_count_start_error(qp);
+		dmsnic_rx_hw_stop(qp);
+		swap(qp->rx, *ring);
+		if (dmsnic_rx_hw_start(qp)) {
+			dmsnic_qp_count_start_error(qp);
+			dmsnic_txq_stop(netdev_get_tx_queue(priv->netdev, qp->idx));
+			dmsnic_qp_stop(priv, qp, NULL);
+			netdev_err(priv->netdev, "queue pair %u stays down: %d\n",
+				   qp->idx, err);
+			return err;
+		}
+	}
+	dmsnic_napi_on(qp);
+	return err;
+}
+
+/*
+ * Give every running RX queue a ring of @size entries, one queue at a
+ * time: the other queues and every TX ring keep running. All the new
+ * rings are built first, so that running out of memory (or a bound
+ * dma-buf too small for the larger ring: -ENOBUFS) changes nothing, and
+ * going back needs none: if the device refuses a new ring, the queues
+ * switched so far return to their old rings. The rings are built as
+ * ndo_queue_mem_alloc builds them, so a memory provider backs its
+ * queue's new ring. A pair that is down gets the new size when it starts
+ * again. Called under the netdev instance lock.
+ */
+int dmsnic_resize_rx(struct dmsnic_priv *priv, u32 size)
+{
+	struct net_device *netdev = priv->netdev;
+	u32 old = priv->rx_ring_size, n = priv->num_queues, q;
+	struct netdev_queue_config qcfg;
+	struct dmsnic_rx_ring *rings;
+	int err = 0;
+
+	priv->rx_ring_size = size;
+	if (!priv->datapath_up)
+		return 0;
+	rings = kvcalloc(n, sizeof(*rings), GFP_KERNEL);
+	if (!rings) {
+		priv->rx_ring_size = old;
+		return -ENOMEM;
+	}
+	for (q = 0; q < n && !err; q++) {
+		if (!priv->qps[q].hw_up)
+			continue;
+		netdev_queue_config(netdev, q, &qcfg);
+		err = dmsnic_queue_mem_alloc(netdev, &qcfg, &rings[q], q);
+	}
+	if (err)
+		goto out;
+	for (q = 0; q < n; q++) {
+		if (!priv->qps[q].hw_up)
+			continue;
+		err = dmsnic_rx_switch(priv, &priv->qps[q], &rings[q]);
+		if (err)
+			break;
+	}
+	/* Queue q is back on its old ring (or down); so go the ones before. */
+	while (err && q--) {
+		if (priv->qps[q].hw_up &&
+		    dmsnic_rx_switch(priv, &priv->qps[q], &rings[q]))
+			netdev_err(netdev, "rxq %u keeps its %u-entry ring\n", q,
+				   priv->qps[q].rx.size);
+	}
+out:
+	if (err)
+		priv->rx_ring_size = old;
+	for (q = 0; q < n; q++)
+		dmsnic_rx_free_ring(priv, &rings[q]);
+	kvfree(rings);
+	return err;
 }
 
 const struct netdev_queue_mgmt_ops dmsnic_queue_mgmt_ops = {
