@@ -89,8 +89,9 @@ class Demo(unittest.TestCase):
 # a SIZE-byte dma-buf to RX queue QUEUE, accepts one connection on
 # ADDR:PORT (its pid in /tmp/hPORT once it listens) and reads it with
 # MSG_SOCK_DEVMEM without ever giving a fragment back (SO_DEVMEM_DONTNEED),
-# as a stalled devmem consumer would, writing how many it holds to
-# /tmp/heldPORT, until /tmp/releasePORT exists; then gives every fragment
+# as a stalled devmem consumer would, writing how many of the binding's
+# 4 KiB buffers its fragments hold to /tmp/heldPORT, until
+# /tmp/releasePORT exists; then gives every fragment
 # back (with a fifth argument "drain": reads on to the end of the stream,
 # giving each fragment back at once, and writes the stream's byte count to
 # /tmp/drainedPORT) and closes the connection, and unbinds once
@@ -117,9 +118,10 @@ def receive(conn):
     if not data and not anc:  # the end of the stream
         time.sleep(0.1)
         return None, []
-    return len(data), [struct.unpack_from("=QIIII", payload)[2] for level, kind, payload in anc
+    return len(data), [struct.unpack_from("=QIIII", payload) for level, kind, payload in anc
                        if level == socket.SOL_SOCKET and kind == 79]  # SCM_DEVMEM_DMABUF
-def give_back(conn, tokens):
+def give_back(conn, frags):
+    tokens = [f[2] for f in frags]
     for i in range(0, len(tokens), 128):  # SO_DEVMEM_DONTNEED, 128 tokens at most
         part = tokens[i:i + 128]
         conn.setsockopt(socket.SOL_SOCKET, 80, struct.pack("=%dI" % (2 * len(part)),
@@ -133,14 +135,15 @@ ls.listen(1)
 open("/tmp/h" + str(port), "w").write(str(os.getpid()))
 conn, _ = ls.accept()
 conn.settimeout(0.1)
-tokens, total = [], 0
+frags, niovs, total = [], set(), 0
 while not os.path.exists("/tmp/release" + str(port)):
     n, got = receive(conn)
     total += n or 0
     if got:
-        tokens += got
-        open("/tmp/held" + str(port), "w").write(str(len(tokens)))
-give_back(conn, tokens)
+        frags += got
+        niovs.update(f[0] // 4096 for f in got)  # the 4 KiB buffers they are in
+        open("/tmp/held" + str(port), "w").write(str(len(niovs)))
+give_back(conn, frags)
 while drain:
     n, got = receive(conn)
     if n is None:
@@ -157,6 +160,12 @@ nl.close()
 buf.close()
 open("/tmp/done" + str(port), "w").close()
 """
+
+# NODE_WAIT: while node1's NIC waits for RX buffers its FIFO fills and
+# node1's QEMU stops reading frames from the data link; node0's QEMU, whose
+# end of that stream socket blocks, then blocks writing one, and node0
+# answers nothing until node1 reads again. A test that stalls node1's RX
+# gets node1 going again before it asks node0 for anything.
 
 # node0: sends zeros to ADDR PORT until killed, or BYTES of them if given.
 SENDER = """
@@ -406,22 +415,25 @@ class BadInput(unittest.TestCase):
                              f"[ $({no_buf}) -gt $n0 ] && exit 0; sleep 0.1; done; exit 1")
             self.assertEqual(res.returncode, 0, "the payload ring never ran dry")
             self.assertLess(self.busy_fraction(1), 0.35)
-            self.sh(0, f"kill $(cat /tmp/sender{port})")
             # Bounded waits on conditions, not fixed sleeps: under the debug
             # kernel the holder needs far longer to hand 5 MiB of fragments back.
+            # Node0 only once it has: while node1's NIC waits, node1's QEMU
+            # reads no frame from the data link and node0's QEMU may block
+            # writing one (NODE_WAIT), the sender's stopped or not.
             rel = self.sh(1, f"touch /tmp/release{port}; for i in $(seq 600); do "
                              f"[ -e /tmp/released{port} ] && exit 0; sleep 0.1; done; exit 1")
             self.assertEqual(rel.returncode, 0, "the holder never gave its fragments back")
+            self.sh(0, f"kill $(cat /tmp/sender{port}) 2>/dev/null || true")
             # Refills keep failing (and counting) for as long as the ring stays empty.
             again = self.sh(1, f"for i in $(seq 30); do a=$({fails}); sleep 2; "
                                f"[ $({fails}) = $a ] && exit 0; done; exit 1")
             self.assertEqual(again.returncode, 0, "the ring did not fill again")
         finally:
-            self.sh(0, f"kill $(cat /tmp/sender{port}) || true")
             self.sh(1, f"touch /tmp/release{port} /tmp/unbind{port}; "
                        f"for i in $(seq 100); do [ -e /tmp/done{port} ] && break; sleep 0.1; done; "
                        f"ethtool -X eth1 default; "
                        + (f"ethtool -N eth1 delete {rule.group(1)}" if rule else "true"))
+            self.sh(0, f"kill $(cat /tmp/sender{port}) 2>/dev/null || true")
         self.assert_clean(1)
         client, server = self.transfer(port=5309)
         self.assertNotIn("error", server, server)
@@ -437,7 +449,7 @@ class BadInput(unittest.TestCase):
         the ring must fill again and the rest of the stream arrive (the
         driver used to call only an empty ring starved: NAPI never ran
         again and the queue stayed stalled for good)."""
-        port, queue, niovs, nbytes = 5310, 3, 1280, 16 * MiB
+        port, queue, niovs, nbytes = 5310, 3, 1280, 8 * MiB
         mtu = self.sh(1, "cat /sys/class/net/eth1/mtu").stdout.strip()
         self.sh(0, "ip link set eth1 mtu 9000")
         hold = self.sh(1, f"ip link set eth1 mtu 9000 && ethtool -K eth1 rx-gro-hw off && "
@@ -462,19 +474,21 @@ class BadInput(unittest.TestCase):
             # frame, not an empty one (an empty one was always retried).
             print(f"\nholder holds {res.stdout.strip()} of {niovs} niovs", file=sys.stderr)
             self.assertIn(niovs - int(res.stdout), (1, 2), "the payload ring is not low but non-empty")
-            out = self.sh(1, f"touch /tmp/release{port}; for i in $(seq 240); do "
+            out = self.sh(1, f"touch /tmp/release{port}; for i in $(seq 600); do "
                              f"[ -e /tmp/drained{port} ] && cat /tmp/drained{port} && exit 0; "
                              f"sleep 0.5; done; exit 1")
             self.assertEqual(out.returncode, 0, "the stream never went on after the fragments came back")
             self.assertEqual(int(out.stdout), nbytes)
         finally:
-            self.sh(0, f"kill $(cat /tmp/sender{port}) 2>/dev/null; ip link set eth1 mtu {mtu}")
+            # Node1 first (NODE_WAIT): a holder that never finished is
+            # killed, which unbinds the queue and restarts it.
             self.sh(1, f"touch /tmp/release{port} /tmp/unbind{port}; "
                        f"for i in $(seq 100); do [ -e /tmp/done{port} ] && break; sleep 0.1; done; "
                        f"[ -e /tmp/done{port} ] || kill $(cat /tmp/h{port}); "
                        f"ip link set eth1 mtu {mtu}; ethtool -K eth1 rx-gro-hw on; "
                        f"ethtool -X eth1 default; "
                        + (f"ethtool -N eth1 delete {rule.group(1)}" if rule else "true"))
+            self.sh(0, f"kill $(cat /tmp/sender{port}) 2>/dev/null; ip link set eth1 mtu {mtu}")
         self.assert_clean(1)
 
     def test_bad_queue_named(self):
