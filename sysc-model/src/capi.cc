@@ -34,6 +34,10 @@ struct dms_node {
 	// The host's trace callback.
 	void (*trace_fn)(void *opaque, enum dms_dev dev, const char *line) = nullptr;
 	void *trace_opaque = nullptr;
+	// Inside dms_node_step(); inside host calls that may raise an MSI
+	// (their MSIs are posted: devmemsim.h, "Interrupts").
+	bool stepping = false;
+	unsigned host_calls = 0;
 };
 
 namespace
@@ -112,6 +116,28 @@ void make_hosts(dms_node *n)
 	}
 }
 
+// A host call that may raise MSIs (a register write, a link change, new
+// fault settings): while it runs, raised vectors are posted.
+struct HostCall {
+	explicit HostCall(dms_node *n) : node(n) { node->host_calls++; }
+	~HostCall() { node->host_calls--; }
+	HostCall(const HostCall &) = delete;
+	HostCall &operator=(const HostCall &) = delete;
+	dms_node *node;
+};
+
+// Every device's MSIs, past its pair's fault injector, through the node's
+// poster to the device's host side.
+void route_msis(dms_node *n)
+{
+	n->node->msi.set_sink([n](unsigned port, unsigned v) {
+		const dms_node::Host &h = n->host[port];
+		// A late or posted MSI may come due after dms_dev_detach().
+		if (h.ops.irq)
+			h.ops.irq(h.opaque, v);
+	});
+}
+
 // Host memory through the requester's host side, after its pair's fault
 // injector had its say.
 void route_host_dma(dms_node *n)
@@ -143,6 +169,7 @@ dms_node *new_node(const char *config_path, Node::Shape shape, char *err, size_t
 		n->node = std::make_unique<Node>(name, cfg, shape);
 		make_hosts(n.get());
 		route_host_dma(n.get());
+		route_msis(n.get());
 		return n.release();
 	} catch (const std::exception &e) {
 		set_err(err, errlen, e.what());
@@ -203,12 +230,15 @@ const char *dms_dev_name(const dms_node *node, enum dms_dev dev)
 	return kind[DMS_DEV_INDEX(dev)].name.c_str();
 }
 
-void dms_node_step(dms_node *, uint64_t now_ns)
+void dms_node_step(dms_node *node, uint64_t now_ns)
 {
-	// Bounded: stops after sim::kStepBudget kernel steps, leaving the
-	// deadline at or before now_ns (devmemsim.h, "Time").
+	// Bounded: stops after sim::kStepBudget kernel steps or sim::kStepWork
+	// units of work, leaving the deadline at or before now_ns (devmemsim.h,
+	// "Work budget").
 	try {
+		node->stepping = true;
 		devmemsim::sim::step_to(now_ns);
+		node->stepping = false;
 	} catch (const std::exception &e) {
 		std::fprintf(stderr, "devmemsim: model error: %s\n", e.what());
 		std::abort();
@@ -233,8 +263,22 @@ uint64_t dms_reg_read(dms_node *node, enum dms_dev dev, uint64_t off, unsigned s
 
 void dms_reg_write(dms_node *node, enum dms_dev dev, uint64_t off, uint64_t val, unsigned size)
 {
+	HostCall call(node);
 	if (devmemsim::RegFile *r = regs(node, dev))
 		r->write(off, val, size);
+}
+
+void dms_node_work(const dms_node *node, struct dms_work_stats *out)
+{
+	const devmemsim::sim::StepStats &s = devmemsim::sim::step_stats();
+	const devmemsim::Node &n = *node->node;
+	out->steps = s.steps;
+	out->units = s.units;
+	out->max_step_units = s.max_step_units;
+	out->cut_steps = s.cut_steps;
+	out->msis = n.msi.sent();
+	out->posted_msis = n.msi.posted();
+	out->step_units_bound = n.step_units_bound();
 }
 
 int dms_dev_attach(dms_node *node, enum dms_dev dev, const struct dms_dev_ops *ops, void *opaque)
@@ -248,10 +292,9 @@ int dms_dev_attach(dms_node *node, enum dms_dev dev, const struct dms_dev_ops *o
 	const unsigned i = DMS_DEV_INDEX(dev);
 	devmemsim::Faults *faults = &node->node->faults[i];
 	if (ops->irq)
-		faults->set_irq_sink(fault_dev(dev), [h](unsigned v) {
-			// A late MSI may come due after dms_dev_detach().
-			if (h->ops.irq)
-				h->ops.irq(h->opaque, v);
+		faults->set_irq_sink(fault_dev(dev), [node, port](unsigned v) {
+			node->node->msi.raise(static_cast<unsigned>(port), v,
+					      !node->stepping || node->host_calls);
 		});
 	if (!DMS_DEV_IS_GPU(dev))
 		attach_nic(node, i, h);
@@ -269,6 +312,7 @@ void dms_dev_detach(dms_node *node, enum dms_dev dev)
 	devmemsim::Node &n = *node->node;
 	n.fabric.set_window(static_cast<unsigned>(port), 0, 0);
 	n.fabric.set_bus_master(static_cast<unsigned>(port), false);
+	n.msi.forget(static_cast<unsigned>(port));
 	if (devmemsim::Gpu *gpu = gpu_of(node, dev)) {
 		gpu->reset();
 		gpu->set_irq(nullptr);
@@ -333,6 +377,7 @@ void dms_node_reset_stats(dms_node *node)
 
 int dms_node_set_faults(dms_node *node, const char *settings, char *err, size_t errlen)
 {
+	HostCall call(node); // a link the faults held down may come up
 	try {
 		node->node->configure_faults(
 			devmemsim::parse_fault_settings(settings ? settings : ""));
@@ -364,6 +409,7 @@ int dms_dev_set_link(dms_node *node, enum dms_dev dev, int up)
 {
 	if (!nic_of(node, dev))
 		return -1;
+	HostCall call(node);
 	node->node->faults[DMS_DEV_INDEX(dev)].set_host_link(up != 0);
 	return 0;
 }

@@ -290,8 +290,9 @@ class Pci:
 
     def enable_msix(self, ids, vector: int, addr: int, data: int):
         """Enable MSI-X and point vector at guest RAM (addr), so a test can
-        see the message land there instead of at an interrupt controller."""
-        bdf = self.devices[ids]
+        see the message land there instead of at an interrupt controller;
+        or anywhere else. ids: (vendor, device), or the function's bdf."""
+        bdf = ids if len(ids) == 3 else self.devices[ids]
         cap = self.capability(bdf, 0x11)
         assert cap, "no MSI-X capability"
         table = self.qt.cfg_read(bdf, cap + 4)
@@ -307,3 +308,7 @@ class Pci:
     def bar(self, ids, n):
         """(address, size, is64, prefetchable) of BAR n of device ids."""
         return self.bars[(self.devices[ids], n)]
+
+    def functions(self, ids) -> list:
+        """The bdfs of every function with these ids, in bus order."""
+        return sorted(bdf for bdf, found in self.ids.items() if found == ids)

@@ -224,6 +224,7 @@ TEST_F(Gpu, MaskedInterruptsStayPending)
 	EXPECT_TRUE(host_->irqs.empty());
 	EXPECT_EQ(rd(DMS_GPU_REG_IRQ_STATUS), DMS_GPU_IRQ_COPY_DONE);
 	wr(DMS_GPU_REG_IRQ_MASK, DMS_GPU_IRQ_COPY_DONE); // unmasking delivers it
+	run();						 // (posted by the register write)
 	EXPECT_EQ(host_->irqs.size(), 1u);
 	wr(DMS_GPU_REG_IRQ_STATUS, DMS_GPU_IRQ_COPY_DONE);
 	EXPECT_EQ(rd(DMS_GPU_REG_IRQ_STATUS), 0u);

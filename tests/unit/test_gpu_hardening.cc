@@ -2,7 +2,8 @@
 // Regression tests for what a hostile guest or host could do to the GPU
 // model (issue 10): an interrupt that rings the doorbell again, a job over
 // all device memory, reset in the middle of a job, DMA without bus
-// mastering, and a host that goes away.
+// mastering, and a host that goes away. And interrupts by design: a vector
+// fires for a new cause only, and one a register write raises is posted.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -39,7 +40,7 @@ protected:
 	}
 	void SetUp() override
 	{
-		ring_on_irq_ = false;
+		ring_on_irq_ = clear_on_irq_ = false;
 		dms_gpu_reset(node_);
 		host_->irqs.clear();
 		wr(DMS_GPU_REG_IRQ_MASK, 0x7);
@@ -50,6 +51,8 @@ protected:
 	static void irq(void *opaque, unsigned v)
 	{
 		fake_host::Host::irq(opaque, v);
+		if (clear_on_irq_)
+			wr(DMS_GPU_REG_IRQ_STATUS, 0x7);
 		if (ring_on_irq_)
 			wr(DMS_GPU_REG_COPY_DOORBELL, 1);
 	}
@@ -74,12 +77,12 @@ protected:
 	static dms_node *node_;
 	static std::vector<uint8_t> *mem_;
 	static fake_host::Host *host_;
-	static bool ring_on_irq_;
+	static bool ring_on_irq_, clear_on_irq_;
 };
 dms_node *GpuHardening::node_;
 std::vector<uint8_t> *GpuHardening::mem_;
 fake_host::Host *GpuHardening::host_;
-bool GpuHardening::ring_on_irq_;
+bool GpuHardening::ring_on_irq_, GpuHardening::clear_on_irq_;
 
 uint64_t now_ns(dms_node *node)
 {
@@ -90,18 +93,28 @@ uint64_t now_ns(dms_node *node)
 } // namespace
 
 // Issue 10 finding 2: a zero-length copy whose completion MSI rings the
-// copy doorbell again. Each job takes the minimum job latency, so a step
-// to a time T runs at most T / latency jobs and returns.
+// copy doorbell again. The message alone rings it once: the next job's
+// completion finds its status bits still pending and raises nothing. A
+// handler that also clears IRQ_STATUS gets one interrupt per job, and each
+// job takes the minimum job latency, so a step to a time T runs at most
+// T / latency jobs and returns.
 TEST_F(GpuHardening, SelfRingingDoorbellAdvancesTime)
 {
 	wr64(DMS_GPU_REG_COPY_LEN_LO, 0);
 	ring_on_irq_ = true;
 	wr(DMS_GPU_REG_COPY_DOORBELL, 1);
+	fake_host::run_until_idle(node_, 100);
+	EXPECT_EQ(host_->irqs.size(), 1u);
+	EXPECT_NE(stats().find("\"copy_jobs\": 2,"), std::string::npos) << stats();
+	host_->irqs.clear();
+	clear_on_irq_ = true;
+	wr(DMS_GPU_REG_IRQ_STATUS, 0x7);
+	wr(DMS_GPU_REG_COPY_DOORBELL, 1);
 	const uint64_t start = now_ns(node_);
 	const uint64_t span = 100 * Gpu::kJobLatencyNs;
 	for (int i = 0; i < 1000 && now_ns(node_) < start + span; i++)
 		dms_node_step(node_, start + span);
-	ring_on_irq_ = false;
+	ring_on_irq_ = clear_on_irq_ = false;
 	EXPECT_GE(now_ns(node_), start + span);
 	EXPECT_LE(host_->irqs.size(), 102u);
 	EXPECT_GE(host_->irqs.size(), 99u);
@@ -132,6 +145,83 @@ TEST_F(GpuHardening, HugeJobRunsOverManySteps)
 	EXPECT_EQ(rd(DMS_GPU_REG_CRC_RESULT),
 		  devmemsim::crc32c_update(0xffffffff, mem_->data(), len));
 	EXPECT_EQ(host_->irqs.size(), 1u);
+}
+
+// The CRC engine's computation is work too: one step over a job on all
+// device memory stays within the step's budget of units.
+TEST_F(GpuHardening, ComputationCountsAgainstTheStepBudget)
+{
+	start_crc(mem_->size());
+	dms_node_step(node_, now_ns(node_) + 1000000000ull);
+	dms_work_stats w;
+	dms_node_work(node_, &w);
+	EXPECT_EQ(w.cut_steps, 1u);
+	EXPECT_GE(w.max_step_units, uint64_t(DMS_STEP_WORK));
+	EXPECT_LE(w.max_step_units, w.step_units_bound);
+	const std::string s = stats();
+	const uint64_t crc_bytes = std::stoull(s.substr(s.find("\"crc_bytes\": ") + 13));
+	EXPECT_LE(crc_bytes / DMS_WORK_UNIT_BYTES, w.max_step_units);
+	dms_gpu_reset(node_);
+	fake_host::run_until_idle(node_, 10);
+}
+
+// A vector fires for a new cause only: the same mask written again (as an
+// MSI aimed at IRQ_MASK writes it), a status bit cleared while another is
+// pending, or an event whose bit is still pending raise nothing.
+TEST_F(GpuHardening, OnlyNewCausesFire)
+{
+	wr(DMS_GPU_REG_IRQ_MASK, 0);
+	copy(0, fake_host::kRamBase, 0, DMS_GPU_COPY_TO_HOST); // zero length: done, error
+	ASSERT_EQ(rd(DMS_GPU_REG_IRQ_STATUS), DMS_GPU_IRQ_COPY_DONE | DMS_GPU_IRQ_ERROR);
+	EXPECT_TRUE(host_->irqs.empty());
+	wr(DMS_GPU_REG_IRQ_MASK, 0x7); // unmasks two pending bits: one message
+	fake_host::run_until_idle(node_, 10);
+	EXPECT_EQ(host_->irqs.size(), 1u);
+	wr(DMS_GPU_REG_IRQ_MASK, 0x7);
+	wr(DMS_GPU_REG_IRQ_STATUS, DMS_GPU_IRQ_COPY_DONE);
+	fake_host::run_until_idle(node_, 10);
+	EXPECT_EQ(host_->irqs.size(), 1u);
+	copy(0, fake_host::kRamBase, 0, DMS_GPU_COPY_TO_HOST); // ERROR still pending
+	EXPECT_EQ(host_->irqs.size(), 2u);		       // COPY_DONE is new
+	copy(0, fake_host::kRamBase, 0, DMS_GPU_COPY_TO_HOST); // both pending
+	EXPECT_EQ(host_->irqs.size(), 2u);
+	wr(DMS_GPU_REG_IRQ_STATUS, 0x7);
+	copy(0, fake_host::kRamBase, 0, DMS_GPU_COPY_TO_HOST);
+	EXPECT_EQ(host_->irqs.size(), 3u);
+}
+
+// An MSI a register write raises (an unmask of a pending bit, a doorbell
+// refused while the engine is busy) reaches the host DMS_MSI_POST_NS after
+// the host's time of the write, from a step: never inside the write.
+TEST_F(GpuHardening, InterruptsRaisedByRegisterWritesArePosted)
+{
+	wr(DMS_GPU_REG_IRQ_MASK, 0);
+	copy(0, fake_host::kRamBase, 64, DMS_GPU_COPY_TO_HOST);
+	ASSERT_EQ(rd(DMS_GPU_REG_IRQ_STATUS), DMS_GPU_IRQ_COPY_DONE);
+	uint64_t t = now_ns(node_) + 50000;
+	dms_node_set_time(node_, t);
+	wr(DMS_GPU_REG_IRQ_MASK, DMS_GPU_IRQ_COPY_DONE);
+	EXPECT_TRUE(host_->irqs.empty());
+	dms_node_step(node_, t + DMS_MSI_POST_NS - 1);
+	EXPECT_TRUE(host_->irqs.empty());
+	dms_node_step(node_, t + DMS_MSI_POST_NS);
+	EXPECT_EQ(host_->irqs.size(), 1u);
+	// A doorbell while the engine is busy (a job stays busy for the
+	// minimum job latency): the error's message is posted too, and comes
+	// after the job's own completion message.
+	wr(DMS_GPU_REG_IRQ_MASK, 0x7);
+	start_crc(4096);
+	step_to_deadline();
+	ASSERT_EQ(rd(DMS_GPU_REG_CRC_STATUS), DMS_GPU_STATUS_BUSY);
+	t = now_ns(node_) + 10;
+	dms_node_set_time(node_, t);
+	wr(DMS_GPU_REG_CRC_DOORBELL, 1);
+	EXPECT_EQ(host_->irqs.size(), 1u);
+	EXPECT_TRUE(rd(DMS_GPU_REG_IRQ_STATUS) & DMS_GPU_IRQ_ERROR);
+	dms_node_step(node_, t + DMS_MSI_POST_NS - 1);
+	EXPECT_EQ(host_->irqs.size(), 2u); // CRC done, at the job's latency
+	dms_node_step(node_, t + DMS_MSI_POST_NS);
+	EXPECT_EQ(host_->irqs.size(), 3u);
 }
 
 // Reset in the middle of a job: the job stops without completing, every

@@ -351,9 +351,41 @@ TEST_F(NicFaults, MaskedCauseAndReset)
 	EXPECT_EQ(host_->admin_irqs(), 0u);
 	EXPECT_EQ(rd(DMS_NIC_REG_ADMIN_IRQ_STATUS), DMS_NIC_ADMIN_IRQ_Q_FAULT);
 	wr(DMS_NIC_REG_ADMIN_IRQ_MASK, DMS_NIC_ADMIN_IRQ_Q_FAULT);
+	run(); // posted by the register write
 	EXPECT_EQ(host_->admin_irqs(), 1u);
 	wr(DMS_NIC_REG_CTRL, DMS_NIC_CTRL_RESET);
 	EXPECT_EQ(qr(DMS_NIC_TXQ_CTRL), 0u);
 	EXPECT_EQ(rd(DMS_NIC_REG_Q_FAULT_LO), 0u);
 	EXPECT_EQ(rd(DMS_NIC_REG_ADMIN_IRQ_STATUS), 0u);
+}
+
+// The admin vector fires for a new cause only: a second queue fault while
+// Q_FAULT is still pending, the same mask written again, or the status
+// cleared raise nothing; a fault after the driver cleared the cause does.
+TEST_F(NicFaults, AdminVectorFiresForNewCausesOnly)
+{
+	enable_tx();
+	host_->fail_range(kTdesc, 0x1000);
+	send_one(1);
+	ASSERT_EQ(host_->admin_irqs(), 1u);
+	// Queue 1 faults too, its descriptor ring beside queue 0's.
+	const uint32_t q1 = DMS_NIC_Q_BASE(1);
+	wr(q1 + DMS_NIC_TXQ_RING_LOG2, kRingLog2);
+	wr(q1 + DMS_NIC_TXQ_DESC_BASE_LO, uint32_t(kTdesc + 0x800));
+	wr(q1 + DMS_NIC_TXQ_CMPL_BASE_LO, uint32_t(kTcmpl + 0x800));
+	wr(q1 + DMS_NIC_TXQ_CTRL, DMS_NIC_Q_ENABLE);
+	wr(q1 + DMS_NIC_TXQ_TAIL, 1);
+	run();
+	EXPECT_EQ(rd(DMS_NIC_REG_Q_FAULT_LO), 3u);
+	EXPECT_EQ(host_->admin_irqs(), 1u);
+	wr(DMS_NIC_REG_ADMIN_IRQ_MASK, DMS_NIC_ADMIN_IRQ_Q_FAULT); // as it was
+	run();
+	EXPECT_EQ(host_->admin_irqs(), 1u);
+	// The driver acknowledges, restarts queue 0, and it faults again.
+	wr(DMS_NIC_REG_ADMIN_IRQ_STATUS, DMS_NIC_ADMIN_IRQ_Q_FAULT);
+	run();
+	EXPECT_EQ(host_->admin_irqs(), 1u);
+	enable_tx();
+	send_one(2);
+	EXPECT_EQ(host_->admin_irqs(), 2u);
 }

@@ -20,11 +20,12 @@ struct DevmemsimNode {
     char *config;     /* path of the node's TOML configuration */
     char *stats_json; /* where to write the counters when QEMU exits */
     Notifier exit_notifier;
-    dms_node *model;      /* created when the object is completed */
-    QEMUTimer step_timer; /* QEMU_CLOCK_VIRTUAL; steps the SystemC kernel */
-    QEMUBH *step_bh;      /* continues a step that ran out of budget */
-    bool stepping;        /* inside dms_node_step() */
-    unsigned pairs;       /* the topology's NIC/GPU pairs */
+    dms_node *model;          /* created when the object is completed */
+    QEMUTimer step_timer;     /* QEMU_CLOCK_VIRTUAL; steps the SystemC kernel */
+    QEMUBH *step_bh;          /* continues a step that ran out of budget */
+    bool stepping;            /* inside dms_node_step() */
+    int64_t step_wall_max_ns; /* the longest dms_node_step(), host time */
+    unsigned pairs;           /* the topology's NIC/GPU pairs */
     /*
      * One bit per device id of the model (DMS_NIC(i), DMS_GPU(i)): set
      * while a devmemsim-nic or devmemsim-gpu with that index holds it.

@@ -44,7 +44,13 @@ static ssize_t devmemsim_nic_receive(NetClientState *nc, const uint8_t *buf,
     }
     trace_devmemsim_nic_rx(s->fn.name, size, true);
     devmemsim_node_kick(s->fn.node);
-    return size;
+    /*
+     * Taken, even if the model is to drop it (an empty or runt frame, one
+     * longer than the MTU): never 0, which QEMU's net layer reads as "no
+     * room" and answers by holding every later frame until rx_ready, which
+     * the model only sends after it refused one.
+     */
+    return size ? size : 1;
 }
 
 static void devmemsim_nic_link_status_changed(NetClientState *nc)

@@ -13,6 +13,7 @@
  */
 #include "qemu/osdep.h"
 #include "qapi/error.h"
+#include "qapi/visitor.h"
 #include "qom/object_interfaces.h"
 #include "qemu/error-report.h"
 #include "qemu/module.h"
@@ -51,10 +52,15 @@ static void devmemsim_node_step(void *opaque)
 {
     DevmemsimNode *s = opaque;
     int64_t now = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
+    int64_t start = qemu_clock_get_ns(QEMU_CLOCK_REALTIME);
 
     s->stepping = true;
     dms_node_step(s->model, now);
     s->stepping = false;
+    /* What one step held the main loop for (the "step-wall-max-us"
+     * property): the model's work budget is meant to keep it short. */
+    s->step_wall_max_ns = MAX(s->step_wall_max_ns,
+                              qemu_clock_get_ns(QEMU_CLOCK_REALTIME) - start);
     trace_devmemsim_step(now, dms_node_deadline_ns(s->model));
     devmemsim_node_rearm(s);
 }
@@ -223,7 +229,17 @@ static void devmemsim_node_set_reset_stats(Object *obj, bool value,
 
     if (value && s->model) {
         dms_node_reset_stats(s->model);
+        s->step_wall_max_ns = 0;
     }
+}
+
+static void devmemsim_node_get_step_wall_max(Object *obj, Visitor *v,
+                                             const char *name, void *opaque,
+                                             Error **errp)
+{
+    uint64_t us = DEVMEMSIM_NODE(obj)->step_wall_max_ns / 1000;
+
+    visit_type_uint64(v, name, &us, errp);
 }
 
 /* Fault injection at run time: qom-set NODE faults "rx_drop_rate=0.01 ..." */
@@ -310,6 +326,13 @@ static void devmemsim_node_class_init(ObjectClass *oc, void *data)
                                    devmemsim_node_set_reset_stats);
     object_class_property_set_description(oc, "reset-stats",
                                           "write true to zero every counter");
+    object_class_property_add(oc, "step-wall-max-us", "uint64",
+                              devmemsim_node_get_step_wall_max, NULL, NULL,
+                              NULL);
+    object_class_property_set_description(
+        oc, "step-wall-max-us",
+        "the longest one model step held the main loop, in host "
+        "microseconds (reset-stats zeroes it)");
 }
 
 static const TypeInfo devmemsim_node_info = {

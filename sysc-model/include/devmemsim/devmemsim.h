@@ -14,20 +14,35 @@
  * After any call, dms_node_deadline_ns() says when the model next needs a
  * step (DMS_NO_DEADLINE if it is idle).
  *
- * Bounded work: one dms_node_step() does a bounded amount of work (a fixed
- * budget of SystemC delta cycles and time advances; a device job works in
- * bursts, one per delta cycle at most), whatever the guest programmed. If
- * it stopped early, dms_node_deadline_ns() is at or before now_ns: the
+ * Bounded work: one dms_node_step() does a bounded amount of work,
+ * whatever the guest programmed or a peer sent (see "Work budget" below).
+ * If it stopped early, dms_node_deadline_ns() is at or before now_ns: the
  * host lets its own main loop run (QEMU: monitor, I/O) and steps again,
  * e.g. from a bottom half rather than a timer that would fire at once.
  * The model's time then lags the host's until it catches up.
  *
  * Re-entrancy: the callbacks in struct dms_dev_ops run inside
- * dms_node_step() and dms_reg_write(). They must not call back into the
- * model synchronously: irq only records the vector and delivers it later
- * (QEMU: a bottom half guarded by the device's re-entrancy guard), so an
- * MSI-X message aimed at a device register cannot re-enter a step; dma
- * only touches RAM, never device registers.
+ * dms_node_step() (irq also inside calls that post MSIs, see below). They
+ * must not call back into the model synchronously: irq only records the
+ * vector and delivers it later (QEMU: a bottom half guarded by the
+ * device's re-entrancy guard), so an MSI-X message aimed at a device
+ * register cannot re-enter a step; dma only touches RAM, never device
+ * registers.
+ *
+ * Interrupts: a device raises a vector when a cause becomes pending while
+ * unmasked (a status bit going from 0 to 1, a queue completion while its
+ * vector is armed) or when a mask or arm write enables a cause already
+ * pending; a write that changes nothing raises nothing (datasheet,
+ * "Interrupts"). A vector raised by the model's own work in a step reaches
+ * irq at once. One raised by a host call (a register write above all: an
+ * unmask, an arm, a doorbell refused; also a link change) is posted, as
+ * the memory write an MSI is: irq sees it from the first step at or after
+ * DMS_MSI_POST_NS past the host's time of that call (dms_node_set_time).
+ * Posted messages of one vector merge until delivered. So messages that
+ * write device registers (one device's MSI-X entry aimed at another's
+ * IRQ_MASK or doorbell, and back) advance simulated time by at least
+ * DMS_MSI_POST_NS each: no device-to-device loop runs without simulated
+ * time passing.
  */
 #ifndef DEVMEMSIM_DEVMEMSIM_H
 #define DEVMEMSIM_DEVMEMSIM_H
@@ -99,6 +114,53 @@ const char *dms_dev_name(const dms_node *node, enum dms_dev dev);
 void dms_node_step(dms_node *node, uint64_t now_ns);
 /* Absolute time of the next pending model activity, or DMS_NO_DEADLINE. */
 uint64_t dms_node_deadline_ns(const dms_node *node);
+
+/*
+ * Work budget. Every unit of work a guest or a peer can cause is charged
+ * as it happens, in units: a DMA transaction of len bytes (descriptor and
+ * buffer reads, data and completion writes, gather lists, peer-to-peer
+ * included, faulting ones too) costs 1 + len / DMS_WORK_UNIT_BYTES, a
+ * frame handed to the wire or taken from it the same by its length,
+ * DMS_WORK_UNIT_BYTES of device computation (the CRC engine) one, an MSI
+ * one. Re-reading descriptors is DMA like any other: nothing is free.
+ *
+ * Two budgets bound it:
+ * - the NIC's receive and transmit engines each do at most
+ *   DMS_ENGINE_FRAMES frames or DMS_ENGINE_WORK units at one simulated
+ *   time, checked between frames (a frame or a descriptor scan costs at
+ *   most DMS_FRAME_WORK_MAX), then let DMS_WORK_YIELD_NS of simulated time
+ *   pass; the GPU's engines yield after every burst (less than that): this
+ *   is the devices' behaviour, the same however the host steps them;
+ * - dms_node_step() stops once DMS_STEP_WORK units were charged in it
+ *   (or after a fixed number of SystemC kernel steps), between two kernel
+ *   steps: where it stops changes nothing the devices do.
+ * So one dms_node_step() does at most DMS_STEP_WORK units plus what one
+ * kernel step can add, one activation of each engine and the node's due
+ * MSIs: dms_node_work()'s step_units_bound, fixed by the node's topology.
+ */
+#define DMS_WORK_UNIT_BYTES 4096
+#define DMS_STEP_WORK 4096
+#define DMS_ENGINE_FRAMES 64
+#define DMS_ENGINE_WORK 1024
+#define DMS_FRAME_WORK_MAX 512
+#define DMS_WORK_YIELD_NS 10
+#define DMS_MSI_POST_NS 1000
+
+/*
+ * What the budget saw. The SystemC kernel is the process's: steps and
+ * units count every node of the process (QEMU: one), the MSIs this node's.
+ * dms_node_reset_stats() zeroes all but step_units_bound.
+ */
+struct dms_work_stats {
+	uint64_t steps;		   /* dms_node_step() calls */
+	uint64_t units;		   /* units charged inside them */
+	uint64_t max_step_units;   /* the most one call did */
+	uint64_t cut_steps;	   /* calls that stopped with work left at or before now_ns */
+	uint64_t msis;		   /* MSIs handed to the host's irq callbacks */
+	uint64_t posted_msis;	   /* of them, raised by a host call and posted */
+	uint64_t step_units_bound; /* no call does more (see "Work budget") */
+};
+void dms_node_work(const dms_node *node, struct dms_work_stats *out);
 /*
  * The host's time now (QEMU_CLOCK_VIRTUAL ns; monotonic, earlier values
  * are ignored), without stepping. The model steps only when it has work,

@@ -9,6 +9,7 @@
 #include "devmemsim/devmemsim.h"
 #include "devmemsim/gpu_regs.h"
 #include "gpu/crc32c.h"
+#include "sim/kernel.h"
 
 namespace devmemsim
 {
@@ -121,12 +122,10 @@ void Gpu::write32(uint32_t off, uint32_t val)
 	// engine runs does not change the running job.
 	switch (off) {
 	case DMS_GPU_REG_IRQ_STATUS:
-		irq_status_ &= ~val;
-		update_irq();
+		irq_status_ &= ~val; // clearing raises nothing
 		break;
 	case DMS_GPU_REG_IRQ_MASK:
-		irq_mask_ = val & kIrqBits;
-		update_irq();
+		unmask(val & kIrqBits);
 		break;
 	case DMS_GPU_REG_COPY_DEV_LO:
 		set_lo(copy_.r.dev, val);
@@ -189,7 +188,8 @@ bool Gpu::ring(Engine &e)
 	if (e.r.status & DMS_GPU_STATUS_BUSY) {
 		// The running job goes on; the refused doorbell is reported.
 		trace_("%s doorbell refused: engine busy", e.name);
-		error_irq(e, DMS_GPU_ERR_BUSY);
+		engine_error(e, DMS_GPU_ERR_BUSY);
+		raise(DMS_GPU_IRQ_ERROR);
 		return false;
 	}
 	e.r.status = DMS_GPU_STATUS_BUSY;
@@ -203,12 +203,10 @@ bool Gpu::ring(Engine &e)
 	return true;
 }
 
-void Gpu::error_irq(Engine &e, unsigned err)
+void Gpu::engine_error(Engine &e, unsigned err)
 {
 	e.r.status |= DMS_GPU_STATUS_ERROR | err << DMS_GPU_STATUS_ERR_SHIFT;
-	irq_status_ |= DMS_GPU_IRQ_ERROR;
 	c_.errors++;
-	update_irq();
 }
 
 Gpu::Job Gpu::next_job(Engine &e)
@@ -243,18 +241,36 @@ void Gpu::complete(Engine &e, const Job &job, const sc_core::sc_time &start, uns
 	if (!err && engine_fault_ && engine_fault_())
 		err = DMS_GPU_ERR_ENGINE; // fault injection (node/faults.h)
 	e.r.status = DMS_GPU_STATUS_DONE;
-	irq_status_ |= irq_bit;
 	trace_("%s job done: %llu bytes, error %u", e.name,
 	       static_cast<unsigned long long>(e.r.done_bytes), err);
 	if (err)
-		error_irq(e, err);
-	else
-		update_irq();
+		engine_error(e, err);
+	raise(irq_bit | (err ? DMS_GPU_IRQ_ERROR : 0u));
 }
 
-void Gpu::update_irq()
+// Interrupts fire on a new cause only (devmemsim.h, "Interrupts"): a bit
+// that becomes pending while unmasked, or a mask write that unmasks a
+// pending bit. A write that changes nothing (the same mask again, an MSI
+// aimed at IRQ_MASK) raises nothing, nor does an event whose bit is still
+// pending: the driver clears the bits it handles before it looks at the
+// engines, so it sees that event too.
+void Gpu::raise(uint32_t bits)
 {
-	if ((irq_status_ & irq_mask_) && irq_) {
+	const uint32_t fresh = bits & ~irq_status_;
+	irq_status_ |= bits;
+	fire(fresh & irq_mask_);
+}
+
+void Gpu::unmask(uint32_t mask)
+{
+	const uint32_t unmasked = mask & ~irq_mask_;
+	irq_mask_ = mask;
+	fire(unmasked & irq_status_);
+}
+
+void Gpu::fire(uint32_t causes)
+{
+	if (causes && irq_) {
 		trace_("irq: status 0x%x mask 0x%x", irq_status_, irq_mask_);
 		irq_(0);
 	}
@@ -378,6 +394,7 @@ unsigned Gpu::crc_range(Engine &e, const Job &job, uint64_t dev, uint64_t len, u
 		if (!dev_range_ok(dev + done, n))
 			return DMS_GPU_ERR_DEV_RANGE;
 		crc = crc32c_update(crc, mem_ + dev + done, n);
+		sim::charge(n / DMS_WORK_UNIT_BYTES); // computation, no DMA
 		done += n;
 		e.r.done_bytes += n;
 		c_.crc_bytes += n;

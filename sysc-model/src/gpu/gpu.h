@@ -122,8 +122,13 @@ private:
 	// End a job: after the minimum latency, set status and interrupt.
 	void complete(Engine &e, const Job &job, const sc_core::sc_time &start, unsigned irq_bit,
 		      unsigned err);
-	void error_irq(Engine &e, unsigned err);
-	void update_irq();
+	// Error err in the engine's status, counted; the caller raises.
+	void engine_error(Engine &e, unsigned err);
+	// IRQ_STATUS bits set by an event; IRQ_MASK written; the vector fired
+	// if causes is not 0.
+	void raise(uint32_t bits);
+	void unmask(uint32_t mask);
+	void fire(uint32_t causes);
 	void mem_transport(tlm::tlm_generic_payload &gp, sc_core::sc_time &delay);
 	bool dev_range_ok(uint64_t off, uint64_t len) const;
 

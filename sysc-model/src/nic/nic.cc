@@ -8,6 +8,7 @@
 #include "bus_dma.h"
 #include "devmemsim/nic_regs.h"
 #include "nic/nic_queue.h"
+#include "sim/kernel.h"
 
 static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
 	      "descriptors are copied as little-endian structs");
@@ -141,21 +142,34 @@ bool Nic::dma_rw(uint64_t addr, void *buf, size_t len, bool write, DmaStep step)
 	return ok;
 }
 
-// Count work done at the current simulated time; past the limit, let
-// kWorkYieldNs pass so the step that runs this returns.
-void Nic::spend(WorkBudget &b, unsigned work, unsigned limit)
+// Count the frames and the meter's units since the last call at the
+// current simulated time; past DMS_ENGINE_FRAMES or DMS_ENGINE_WORK, let
+// kWorkYieldNs pass so the step that runs this returns. When time has moved
+// since the last call (the engine waited), counting starts afresh: the
+// units of the frame in hand, which may include other engines' work while
+// this one waited, are not counted.
+void Nic::spend(WorkBudget &b, unsigned frames)
 {
-	if (sc_core::sc_time_stamp() != b.at) {
+	const uint64_t meter = sim::work_meter();
+	if (!b.counting || sc_core::sc_time_stamp() != b.at) {
+		b.counting = true;
 		b.at = sc_core::sc_time_stamp();
-		b.done = 0;
+		b.frames = 0;
+		b.units = 0;
+	} else {
+		b.units += meter - b.seen;
 	}
-	b.done += work;
-	if (b.done < limit)
+	b.seen = meter;
+	b.frames += frames;
+	if (b.frames < kEngineFrames && b.units < kEngineWork)
 		return;
-	trace_("work budget spent: yield %.0f ns", kWorkYieldNs);
+	trace_("work budget spent (%u frames, %llu units): yield %.0f ns", b.frames,
+	       static_cast<unsigned long long>(b.units), kWorkYieldNs);
 	sc_core::wait(sc_core::sc_time(kWorkYieldNs, sc_core::SC_NS));
 	b.at = sc_core::sc_time_stamp();
-	b.done = 0;
+	b.frames = 0;
+	b.units = 0;
+	b.seen = sim::work_meter();
 }
 
 // The frame's DMA ends at now + frame_done_; the next frame's starts now.

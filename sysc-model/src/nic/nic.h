@@ -64,17 +64,17 @@ public:
 	static constexpr unsigned kMaxTxFrags = 18;
 	static constexpr unsigned kNtupleSize = 64;
 	static constexpr size_t kRxFifoFrames = 64;
-	// Work per activation of the RX and TX engines before they let
-	// simulated time pass (kWorkYieldNs), so one model step stays bounded
-	// whatever the rings hold.
-	static constexpr unsigned kRxBudget = 64; // frames
-	// frames (each <= kMaxTxFrags descriptors); every segment of a
-	// super-frame counts as one
-	static constexpr unsigned kTxBudget = 64;
+	// Work the RX and TX engines each do at one simulated time before they
+	// let kWorkYieldNs pass (devmemsim.h, "Work budget"): frames (every
+	// segment of a super-frame counts as one) and units of the work meter,
+	// whichever runs out first, so one model step stays bounded whatever
+	// the rings hold.
+	static constexpr unsigned kEngineFrames = DMS_ENGINE_FRAMES;
+	static constexpr uint64_t kEngineWork = DMS_ENGINE_WORK;
 	// TX arbitration: frames (segments count) one doorbell gets served in a
 	// row before it queues behind the doorbells rung meanwhile.
 	static constexpr unsigned kTxBurst = 64;
-	static constexpr double kWorkYieldNs = 10;
+	static constexpr double kWorkYieldNs = DMS_WORK_YIELD_NS;
 	// Timed mode: like a real NIC (descriptor prefetch, many outstanding
 	// PCIe requests, posted writes), the DMA engine does not finish one
 	// frame before it starts the next. RX keeps up to kRxDmaFrames
@@ -168,7 +168,6 @@ private:
 	// Transmit (nic_tx.cc).
 	void tx_thread();
 	unsigned tx_frame(unsigned qi);
-	bool tx_serve(unsigned qi, sc_core::sc_time *due, bool *waiting);
 	TxChain tx_gather(unsigned qi, std::vector<dms_tx_desc> &d, TxSeg &seg);
 	bool tx_read_frame(const std::vector<dms_tx_desc> &d, std::vector<uint8_t> &frame,
 			   bool seg);
@@ -177,22 +176,28 @@ private:
 			unsigned &sent);
 	void tx_complete(unsigned qi, uint16_t tag, bool bad, uint32_t ts);
 	void tx_ring_fault(unsigned qi, const char *what);
-	unsigned tx_serve(sc_core::sc_time *due, bool *waiting);
+	bool tx_serve(sc_core::sc_time *due, bool *waiting, unsigned *frames);
 	bool tx_rate_allows(unsigned qi, sc_core::sc_time *due, bool *waiting);
 	void tx_served(unsigned qi, unsigned frames);
-	// Frames handled at one simulated time by the RX or TX engine.
+	// The work the RX or TX engine did at one simulated time: frames, and
+	// units of the work meter between its checks (seen: the meter at the
+	// last one).
 	struct WorkBudget {
+		bool counting = false; // at is valid
 		sc_core::sc_time at;
-		unsigned done = 0;
+		unsigned frames = 0;
+		uint64_t units = 0, seen = 0;
 	};
-	void spend(WorkBudget &b, unsigned work, unsigned limit);
+	// Called by an engine between frames: count them, and the units the
+	// meter gained since the last call; past either budget, yield.
+	void spend(WorkBudget &b, unsigned frames);
 
 	// Hardware GRO's part of receive (nic_rx_gro.cc).
 	bool rx_gro_on() const;
 	bool rx_gro(RxFrame &f);
 	void rx_gro_flush(unsigned qi, int i, const char *why);
 	bool rx_gro_due(const Queue &q, const sc_core::sc_time &now) const;
-	void rx_gro_expire(WorkBudget &budget);
+	void rx_gro_expire();
 	bool rx_gro_next_due(sc_core::sc_time *due) const;
 	sc_core::sc_time rx_gro_max_age() const;
 
@@ -238,6 +243,7 @@ private:
 	void admin_write(uint32_t off, uint32_t val);
 	void arm(unsigned qi);
 	void signal(unsigned qi);
+	sc_core::sc_time irq_now() const;
 	sc_core::sc_time irq_due(Queue &q);
 	void irq_method(unsigned qi);
 	void admin_event(uint32_t cause);
@@ -262,6 +268,8 @@ private:
 	std::array<uint8_t, 6> mac_{};
 	Host host_;
 
+	bool in_write_ = false; // inside write32(): a register write of the host
+
 	// Device registers.
 	bool link_up_ = true;
 	uint32_t mtu_ = 1500, rx_ctrl_ = 0, hds_thresh_ = 0, tx_ctrl_ = 0, itr_ns_ = 0;
@@ -278,6 +286,7 @@ private:
 	std::deque<uint64_t> rx_arrival_; // device time each FIFO frame came (v1.6)
 	bool rx_refused_ = false;
 	sc_core::sc_event rx_ev_, tx_ev_;
+	WorkBudget rx_budget_, tx_budget_;
 	uint64_t tx_doorbells_ = 0; // TXQ_TAIL doorbells so far: their order
 	std::vector<std::pair<uint64_t, unsigned>> tx_ready_; // tx_serve(): (order, queue)
 	// The frame in progress, from now: when its data and all its DMA are done.

@@ -1,11 +1,15 @@
 // SPDX-License-Identifier: MIT
 // The NIC's interrupts: the admin vector (link changes, queue faults) and each queue's
-// one-shot vector, spaced by ITR_NS and the queue's moderation registers.
+// one-shot vector, spaced by ITR_NS and the queue's moderation registers. A
+// vector fires for a new cause only (devmemsim.h, "Interrupts"): a status
+// bit set while unmasked, a mask write that unmasks a pending bit, a
+// completion or an arm that finds the queue armed with completions pending.
 #include <algorithm>
 
 #include "devmemsim/nic_regs.h"
 #include "nic/nic.h"
 #include "nic/nic_queue.h"
+#include "sim/kernel.h"
 
 namespace devmemsim
 {
@@ -25,11 +29,14 @@ void Nic::admin_write(uint32_t off, uint32_t val)
 		host_.irq(0);
 }
 
-// An admin cause is pending; vector 0 fires if it is unmasked.
+// An admin cause is pending; vector 0 fires if that is new (its status bit
+// was clear) and unmasked. Another event of a cause still pending adds
+// nothing: the driver clears the bit, then reads the link and Q_FAULT.
 void Nic::admin_event(uint32_t cause)
 {
+	const uint32_t fresh = cause & ~admin_status_;
 	admin_status_ |= cause;
-	if ((cause & admin_mask_) && host_.irq)
+	if ((fresh & admin_mask_) && host_.irq)
 		host_.irq(0);
 }
 
@@ -47,9 +54,22 @@ void Nic::arm(unsigned qi)
 // wins; never before ITR_NS, nor DMS_NIC_ITR_MIN_GAP_NS, since the last
 // interrupt (an interrupt whose MSI re-arms the queue cannot fire again at
 // the same time). SC_ZERO_TIME if nothing is pending.
+// The time interrupt decisions are made at: the model's, or in a register
+// write the host's time of the write (the model's lags while it idles), so
+// that an interrupt an arm raises keeps its minimum gap in the host's time
+// too, where its posted message lands (devmemsim.h, "Interrupts").
+sc_core::sc_time Nic::irq_now() const
+{
+	const sc_core::sc_time model = sc_core::sc_time_stamp();
+	if (!in_write_)
+		return model;
+	return std::max(model,
+			sc_core::sc_time(static_cast<double>(sim::device_ns()), sc_core::SC_NS));
+}
+
 sc_core::sc_time Nic::irq_due(Queue &q)
 {
-	const sc_core::sc_time now = sc_core::sc_time_stamp();
+	const sc_core::sc_time now = irq_now();
 	const sc_core::sc_time floor =
 		q.last_irq + sc_core::sc_time(std::max<uint32_t>(itr_ns_, DMS_NIC_ITR_MIN_GAP_NS),
 					      sc_core::SC_NS);
@@ -84,11 +104,10 @@ void Nic::signal(unsigned qi)
 		return irq_method(qi);
 	if (due == sc_core::SC_ZERO_TIME)
 		return; // the driver already consumed what was written
-	const sc_core::sc_time now = sc_core::sc_time_stamp();
-	if (now >= due)
+	if (irq_now() >= due)
 		irq_method(qi);
-	else
-		q.irq_ev.notify(due - now); // an earlier pending notification wins
+	else // an earlier pending notification wins
+		q.irq_ev.notify(due - sc_core::sc_time_stamp());
 }
 
 void Nic::irq_method(unsigned qi)
@@ -99,7 +118,7 @@ void Nic::irq_method(unsigned qi)
 	q.armed = false;
 	q.fired = true;
 	q.waiting = {};
-	q.last_irq = sc_core::sc_time_stamp();
+	q.last_irq = irq_now();
 	trace_("q%u interrupt", qi);
 	if (host_.irq)
 		host_.irq(qi + 1);

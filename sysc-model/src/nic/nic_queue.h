@@ -69,6 +69,9 @@ struct Nic::Queue {
 	};
 	std::deque<TxMark> tx_marks;
 	uint32_t tx_burst = 0;
+	// The chain at tx_head was read and is not all posted: the engine
+	// passes the queue over until a TXQ_TAIL write moves the tail.
+	bool tx_stalled = false;
 	// Hardware GRO: the aggregates open on this RX queue.
 	GroTable gro;
 	// TX rate limit (v1.6): read live, kept across ring enables.
@@ -142,6 +145,7 @@ struct Nic::Queue {
 		tx_epoch++;
 		tx_marks.clear();
 		tx_burst = 0;
+		tx_stalled = false;
 	}
 	// Back to power-on state; the events stay (processes wait on them).
 	void clear()

@@ -244,6 +244,12 @@ uint32_t Nic::fault_bits(unsigned first) const
 
 void Nic::write32(uint32_t off, uint32_t val)
 {
+	// Interrupts the write raises are timed at the host's time (irq_now()).
+	struct InWrite {
+		bool &flag, was;
+		explicit InWrite(bool &f) : flag(f), was(f) { flag = true; }
+		~InWrite() { flag = was; }
+	} in_write(in_write_);
 	if (in_range(off, DMS_NIC_Q_BASE(0), DMS_NIC_Q_BASE(nq_))) {
 		queue_write((off - DMS_NIC_Q_BASE(0)) / DMS_NIC_Q_STRIDE, off % DMS_NIC_Q_STRIDE,
 			    val);
@@ -463,6 +469,7 @@ void Nic::tx_enable(unsigned qi, bool on)
 	q.tx_head = q.tx_tail = q.tcmpl_tail = q.tcmpl_head = 0;
 	q.tx_phase = true;
 	q.tx_refused = q.tx_fault = false;
+	q.tx_stalled = false;
 	q.tx_on = true;
 	q.tx_epoch++;
 	trace_("txq%u enabled: %u entries", qi, q.tx_size);
@@ -494,8 +501,10 @@ void Nic::doorbell(unsigned qi, uint32_t off, uint32_t val)
 		q.rcmpl_head = val;
 		break;
 	case DMS_NIC_TXQ_TAIL:
-		if (val != q.tx_tail)
+		if (val != q.tx_tail) {
 			q.tx_mark(val, tx_doorbells_++);
+			q.tx_stalled = false; // the chain may be whole now
+		}
 		q.tx_tail = val;
 		break;
 	default:

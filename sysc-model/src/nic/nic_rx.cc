@@ -48,9 +48,8 @@ bool Nic::receive(const uint8_t *frame, size_t len)
 
 void Nic::rx_thread()
 {
-	WorkBudget budget;
 	for (;;) {
-		rx_gro_expire(budget);
+		rx_gro_expire();
 		if (rx_fifo_.empty()) {
 			sc_core::sc_time due;
 			if (rx_gro_next_due(&due))
@@ -59,7 +58,7 @@ void Nic::rx_thread()
 				sc_core::wait(rx_ev_);
 			continue;
 		}
-		spend(budget, 1, kRxBudget);
+		spend(rx_budget_, 1);
 		// spend() may yield, and a reset in the meantime empties the FIFO.
 		if (rx_fifo_.empty())
 			continue;
@@ -67,6 +66,7 @@ void Nic::rx_thread()
 		rx_fifo_.pop_front();
 		const uint64_t arrival = rx_arrival_.front();
 		rx_arrival_.pop_front();
+		sim::charge_bytes(frame.size());
 		if (timed_)
 			sc_core::wait(wire_time(frame.size()));
 		if (mac_receive(frame) && !rx_frame(frame, arrival))

@@ -71,9 +71,13 @@ bool Nic::rx_gro(RxFrame &f)
 		return rx_deliver(f);
 	// Room in the table and in the queue's aggregation memory, oldest out
 	// first (GRO_FLOWS may have been lowered since they opened).
+	// GRO_FLOWS lowered under many open aggregates flushes them all here:
+	// each flush is a frame of the engine's budget.
 	while (q.rx_on && !q.gro.open.empty() &&
-	       (q.gro.open.size() >= gro_flows_ || q.gro.held + bytes > DMS_NIC_GRO_QUEUE_BYTES))
+	       (q.gro.open.size() >= gro_flows_ || q.gro.held + bytes > DMS_NIC_GRO_QUEUE_BYTES)) {
 		rx_gro_flush(f.qi, q.gro.oldest(), "table full");
+		spend(rx_budget_, 1);
+	}
 	if (!q.rx_on)
 		return rx_deliver(f); // dropped there, and counted
 	first.hash = f.hash;
@@ -141,7 +145,7 @@ bool Nic::rx_gro_due(const Queue &q, const sc_core::sc_time &now) const
 
 // Flush what is due, oldest first per queue. With GRO_TIMEOUT_NS 0,
 // aggregates wait only while frames are queued.
-void Nic::rx_gro_expire(WorkBudget &budget)
+void Nic::rx_gro_expire()
 {
 	if (rx_gro_on() && !gro_timeout_ns_ && !rx_fifo_.empty())
 		return;
@@ -149,7 +153,7 @@ void Nic::rx_gro_expire(WorkBudget &budget)
 		while (rx_gro_due(*q_[qi], sc_core::sc_time_stamp())) {
 			rx_gro_flush(qi, q_[qi]->gro.oldest(), rx_gro_on() ? "timeout" : "gro off");
 			rx_retire();
-			spend(budget, 1, kRxBudget);
+			spend(rx_budget_, 1);
 		}
 	}
 }

@@ -11,19 +11,19 @@
 #include "nic/nic.h"
 #include "nic/nic_queue.h"
 #include "nic/segment.h"
+#include "sim/kernel.h"
 
 namespace devmemsim
 {
 
 void Nic::tx_thread()
 {
-	WorkBudget budget;
 	for (;;) {
 		bool waiting = false; // a queue with work waits for a rate limit
 		sc_core::sc_time due;
-		const unsigned frames = tx_serve(&due, &waiting);
-		if (frames)
-			spend(budget, frames, kTxBudget);
+		unsigned frames = 0;
+		if (tx_serve(&due, &waiting, &frames))
+			spend(tx_budget_, frames);
 		else if (waiting)
 			sc_core::wait(due - sc_core::sc_time_stamp(), tx_ev_);
 		else
@@ -37,34 +37,38 @@ void Nic::tx_thread()
 // whatever the queue) and queues their rate limits hold back (then
 // *waiting is set and *due is the earliest time one may go). Weighted
 // queues of one scheduler group swap places by their share (v1.8,
-// txs_order()). Returns the
-// work done in frames, 0 if no queue had a frame to send.
-unsigned Nic::tx_serve(sc_core::sc_time *due, bool *waiting)
+// txs_order()). Returns whether it did work: *frames frames sent (segments
+// count), or a chain read and found not all posted. Such a queue is
+// stalled: passed over without reading its ring again until its TXQ_TAIL
+// moves, so a chain left incomplete costs one scan per doorbell, not one
+// per frame other queues send. The caller checks the budget after each
+// piece of work.
+bool Nic::tx_serve(sc_core::sc_time *due, bool *waiting, unsigned *frames)
 {
 	// A member, not a local: a SystemC thread's stack is never unwound.
 	std::vector<std::pair<uint64_t, unsigned>> &ready = tx_ready_;
+	auto has_work = [this](unsigned qi) {
+		const Queue &q = *q_[qi];
+		return q.tx_on && !q.tx_stalled && q.tdescs() && q.tcmpl_free();
+	};
 	ready.clear();
-	for (unsigned i = 0; i < nq_; i++) {
-		Queue &q = *q_[i];
-		if (q.tx_on && q.tdescs() && q.tcmpl_free())
-			ready.emplace_back(q.tx_order(), i);
-	}
+	for (unsigned i = 0; i < nq_; i++)
+		if (has_work(i))
+			ready.emplace_back(q_[i]->tx_order(), i);
 	std::sort(ready.begin(), ready.end());
 	txs_order(ready);
 	for (const auto &[order, qi] : ready) {
-		const Queue &q = *q_[qi];
-		if (!q.tx_on || !q.tdescs() || !q.tcmpl_free())
+		if (!has_work(qi))
 			continue; // changed while the engine waited for the wire
 		if (!tx_rate_allows(qi, due, waiting))
 			continue;
-		const unsigned frames = tx_frame(qi);
+		*frames = tx_frame(qi);
 		tx_pace();
-		if (frames) {
-			tx_served(qi, frames);
-			return frames;
-		}
+		if (*frames)
+			tx_served(qi, *frames);
+		return true;
 	}
-	return 0;
+	return false;
 }
 
 // Fairness: a doorbell that posted many frames gets kTxBurst of them in a
@@ -176,8 +180,12 @@ unsigned Nic::tx_frame(unsigned qi)
 	const TxChain chain = tx_gather(qi, d, seg);
 	if (q.tx_epoch != epoch)
 		return 1; // stopped under us: nothing of it is consumed
-	if (chain == TxChain::Incomplete)
-		return 0; // the rest of the frame is not posted yet
+	if (chain == TxChain::Incomplete) {
+		q.tx_stalled = true; // the rest of the frame is not posted yet
+		trace_("txq%u waits: chain of %zu descriptors not all posted", qi,
+		       d.size() + seg.on);
+		return 0;
+	}
 	if (chain == TxChain::Fault) {
 		tx_ring_fault(qi, "descriptor read");
 		return 1;
@@ -257,6 +265,7 @@ bool Nic::tx_send(unsigned qi, std::vector<uint8_t> &frame, bool csum)
 		tx_stamp_.at = {true, ptp_now(static_cast<int64_t>(ahead.value() / 1000))};
 	}
 	tx_rate_take(qi, frame.size());
+	sim::charge_bytes(frame.size());
 	q.tx_frames++;
 	c_.tx_frames++;
 	c_.tx_bytes += frame.size();

@@ -78,7 +78,7 @@ const sc_core::sc_module_name &checked_name(const NodeConfig &cfg, Node::Shape s
 
 Node::Node(sc_core::sc_module_name name, const NodeConfig &cfg, Shape shape)
     : sc_core::sc_module(checked_name(cfg, shape, name)), fabric("fabric", cfg), nics("nic"),
-      gpus("gpu"), faults("faults"), cfg_(cfg)
+      gpus("gpu"), faults("faults"), msi("msi"), cfg_(cfg)
 {
 	const size_t k = fabric.topology().nics.size();
 	nics.init(k, [&cfg](const char *n, size_t) { return new Nic(n, cfg); });
@@ -129,8 +129,26 @@ std::string Node::stats_json() const
 	o << "{\"schema\": \"devmemsim-stats/1\", \"node\": " << cfg_.index
 	  << ", \"time_ns\": " << sim::now_ns() << ", \"pcie\": " << fabric.stats_json() << ", ";
 	put_devices(o);
-	o << "}";
+	const sim::StepStats &w = sim::step_stats();
+	o << ", \"work\": {\"steps\": " << w.steps << ", \"units\": " << w.units
+	  << ", \"max_step_units\": " << w.max_step_units << ", \"cut_steps\": " << w.cut_steps
+	  << ", \"msis\": " << msi.sent() << ", \"posted_msis\": " << msi.posted()
+	  << ", \"step_units_bound\": " << step_units_bound() << "}}";
 	return o.str();
+}
+
+// What one step can do at most (devmemsim.h, "Work budget"): the step's
+// budget, then one activation of each engine (NIC receive and transmit,
+// GPU copy and CRC: each its budget and one frame or burst past it), and
+// the MSIs one kernel step can deliver (each vector's moderation timer or
+// posted message, and a late one per vector from the fault injector).
+uint64_t Node::step_units_bound() const
+{
+	uint64_t vectors = 0;
+	for (unsigned i = 0; i < pairs(); i++)
+		vectors += nics[i].num_vectors() + gpus[i].num_vectors();
+	return sim::kStepWork + 4 * uint64_t(pairs()) * (DMS_ENGINE_WORK + DMS_FRAME_WORK_MAX) +
+	       2 * vectors;
 }
 
 // One pair: "nic", "gpu" and "faults" as they always were. More pairs:
@@ -159,6 +177,8 @@ void Node::put_devices(std::ostream &o) const
 void Node::reset_counters()
 {
 	fabric.reset_counters();
+	msi.reset_counters();
+	sim::reset_step_stats(); // the process's: QEMU has one node
 	for (unsigned i = 0; i < pairs(); i++) {
 		nics[i].reset_counters();
 		gpus[i].reset_counters();

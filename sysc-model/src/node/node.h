@@ -11,6 +11,7 @@
 #include "gpu/gpu.h"
 #include "nic/nic.h"
 #include "node/faults.h"
+#include "node/msi.h"
 #include "pcie/fabric.h"
 
 namespace devmemsim
@@ -41,6 +42,9 @@ public:
 	// Between pair i's devices and their host (capi.cc): one injector per
 	// pair, seeded with faults.seed + i, so pairs fail independently.
 	sc_core::sc_vector<Faults> faults;
+	// Every device's MSIs after its fault injector, on their way to the
+	// host (capi.cc gives it the sink and says which a host call raised).
+	MsiPost msi;
 
 	// New fault settings for every pair (pair i's seed: cfg.seed + i).
 	void configure_faults(const FaultConfig &cfg);
@@ -48,6 +52,8 @@ public:
 	// Counters of the whole node as one JSON object (docs/stats.md).
 	std::string stats_json() const;
 	void reset_counters();
+	// The most work units one dms_node_step() can do on this node.
+	uint64_t step_units_bound() const;
 
 private:
 	void bind_pair(unsigned i);

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <sstream>
 
+#include "sim/kernel.h"
+
 namespace devmemsim::pcie
 {
 
@@ -378,6 +380,9 @@ void Fabric::b_transport(int port, tlm::tlm_generic_payload &gp, sc_core::sc_tim
 	const uint64_t addr = gp.get_address();
 	const uint64_t len = gp.get_data_length();
 	const unsigned p = static_cast<unsigned>(port);
+	// Every transaction is work, faulting ones too (devmemsim.h, "Work
+	// budget"): the host translates the address either way.
+	sim::charge_bytes(len);
 	if (p >= ports() || !len) {
 		gp.set_response_status(tlm::TLM_GENERIC_ERROR_RESPONSE);
 		return;

@@ -32,6 +32,51 @@ sc_core::sc_time time_at_ns(uint64_t ns)
 
 } // namespace
 
+namespace
+{
+
+uint64_t meter;	  // work units charged so far
+StepStats stats_; // of step_to()
+
+// Whether the kernel has work at or before target.
+bool work_left(const sc_core::sc_time &target)
+{
+	using namespace sc_core;
+	if (sc_pending_activity_at_current_time())
+		return true;
+	return sc_pending_activity() && sc_time_stamp() + sc_time_to_pending_activity() <= target;
+}
+
+void count_step(uint64_t units, bool cut)
+{
+	stats_.steps++;
+	stats_.units += units;
+	stats_.max_step_units = std::max(stats_.max_step_units, units);
+	stats_.cut_steps += cut;
+}
+
+} // namespace
+
+void charge(uint64_t units)
+{
+	meter += units;
+}
+
+uint64_t work_meter()
+{
+	return meter;
+}
+
+const StepStats &step_stats()
+{
+	return stats_;
+}
+
+void reset_step_stats()
+{
+	stats_ = StepStats{};
+}
+
 bool step_to(uint64_t target_ns, unsigned budget)
 {
 	using namespace sc_core;
@@ -39,25 +84,29 @@ bool step_to(uint64_t target_ns, unsigned budget)
 	if (sc_get_status() == SC_ELABORATION)
 		sc_start(SC_ZERO_TIME);
 	const sc_time target = time_at_ns(target_ns);
+	const uint64_t start = meter;
 	// sc_start(t) would run every delta cycle at every time up to t in one
 	// go, which a device re-notifying itself at one timestamp makes
 	// endless. So: one delta cycle, or one hop of time to the next event
 	// (which sc_start triggers at its end but leaves for the next delta
-	// cycle), per kernel step.
-	for (unsigned used = 0; used < budget; used++) {
+	// cycle), per kernel step; and no new kernel step once the step's work
+	// budget is spent. The devices never see where a step stopped.
+	for (unsigned used = 0; used < budget && meter - start < kStepWork; used++) {
 		if (sc_pending_activity_at_current_time()) {
 			sc_start(SC_ZERO_TIME);
 			continue;
 		}
 		const sc_time now = sc_time_stamp();
 		if (now >= target)
-			return true;
+			break;
 		sc_time hop = target - now;
 		if (sc_pending_activity())
 			hop = std::min(hop, sc_time_to_pending_activity());
 		sc_start(hop);
 	}
-	return !sc_pending_activity_at_current_time() && sc_time_stamp() >= target;
+	const bool cut = work_left(target);
+	count_step(meter - start, cut);
+	return !cut;
 }
 
 uint64_t deadline_ns()
