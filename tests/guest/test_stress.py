@@ -73,7 +73,7 @@ Parameters (environment):
   DEVMEMSIM_STRESS_MINUTES  no round starts after this many minutes
 With neither set, 4 rounds within 2 minutes (the suite's bounded run);
 with one set, the other is unbounded. A long run:
-  DEVMEMSIM_STRESS_MINUTES=30 ./devmemsim test -- guest-stress
+  DEVMEMSIM_STRESS_MINUTES=30 ./devmemsim test -- --setup stress guest-stress
 (meson gives it an hour; --timeout-multiplier N for longer runs).
 
 Operations the guest cannot do (no clang here, no BPF syscall or bpftool,
@@ -363,7 +363,9 @@ echo @tools; command -v iperf3; command -v socat
         for op, reason in why.items():
             if reason:
                 say(f"left out {op}: {reason}")
-        return {op: w for op, w in OPS.items() if not why.get(op)}
+        ops = {op: w for op, w in OPS.items() if not why.get(op)}
+        say(f"operations: {' '.join(ops)}")
+        return ops
 
     @classmethod
     def install(cls):
