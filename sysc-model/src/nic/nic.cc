@@ -121,10 +121,11 @@ sc_core::sc_time Nic::wire_time(size_t frame_len) const
 				sc_core::SC_SEC);
 }
 
-bool Nic::dma_rw(uint64_t addr, void *buf, size_t len, bool write, DmaStep step)
+bool Nic::dma_rw(WorkBudget &b, uint64_t addr, void *buf, size_t len, bool write, DmaStep step)
 {
 	if (!len)
 		return true;
+	b.units += 1 + len / DMS_WORK_UNIT_BYTES; // as the fabric charges it
 	// Every transfer of the frame is issued now, in order, so the fabric's
 	// resources see them in time order (each resource is one "next free"
 	// time: a transfer reserved in the future would hold back everything
@@ -142,34 +143,36 @@ bool Nic::dma_rw(uint64_t addr, void *buf, size_t len, bool write, DmaStep step)
 	return ok;
 }
 
-// Count the frames and the meter's units since the last call at the
+// Count the frames and the engine's units since the last call at the
 // current simulated time; past DMS_ENGINE_FRAMES or DMS_ENGINE_WORK, let
 // kWorkYieldNs pass so the step that runs this returns. When time has moved
-// since the last call (the engine waited), counting starts afresh: the
-// units of the frame in hand, which may include other engines' work while
-// this one waited, are not counted.
+// since the last call (the engine waited), counting starts afresh with the
+// work since that call. Only the engine's own work counts: what other
+// engines do while it waits is theirs.
 void Nic::spend(WorkBudget &b, unsigned frames)
 {
-	const uint64_t meter = sim::work_meter();
 	if (!b.counting || sc_core::sc_time_stamp() != b.at) {
 		b.counting = true;
 		b.at = sc_core::sc_time_stamp();
 		b.frames = 0;
-		b.units = 0;
-	} else {
-		b.units += meter - b.seen;
+		b.from = b.checked;
 	}
-	b.seen = meter;
+	b.checked = b.units;
 	b.frames += frames;
-	if (b.frames < kEngineFrames && b.units < kEngineWork)
+	if (b.frames < kEngineFrames && b.units - b.from < kEngineWork)
 		return;
 	trace_("work budget spent (%u frames, %llu units): yield %.0f ns", b.frames,
-	       static_cast<unsigned long long>(b.units), kWorkYieldNs);
+	       static_cast<unsigned long long>(b.units - b.from), kWorkYieldNs);
 	sc_core::wait(sc_core::sc_time(kWorkYieldNs, sc_core::SC_NS));
 	b.at = sc_core::sc_time_stamp();
 	b.frames = 0;
-	b.units = 0;
-	b.seen = sim::work_meter();
+	b.from = b.checked = b.units;
+}
+
+void Nic::charge_frame(WorkBudget &b, size_t len)
+{
+	b.units += 1 + len / DMS_WORK_UNIT_BYTES;
+	sim::charge_bytes(len);
 }
 
 // The frame's DMA ends at now + frame_done_; the next frame's starts now.

@@ -179,18 +179,22 @@ private:
 	bool tx_serve(sc_core::sc_time *due, bool *waiting, unsigned *frames);
 	bool tx_rate_allows(unsigned qi, sc_core::sc_time *due, bool *waiting);
 	void tx_served(unsigned qi, unsigned frames);
-	// The work the RX or TX engine did at one simulated time: frames, and
-	// units of the work meter between its checks (seen: the meter at the
-	// last one).
+	// The RX or TX engine's work: the units of its own DMA and frames as
+	// they happen (devmemsim.h, "Work budget"; the kernel's meter counts
+	// them too), and the frames and units it did at one simulated time.
 	struct WorkBudget {
+		uint64_t units = 0;    // all so far
 		bool counting = false; // at is valid
-		sc_core::sc_time at;
-		unsigned frames = 0;
-		uint64_t units = 0, seen = 0;
+		sc_core::sc_time at;   // the simulated time being counted
+		unsigned frames = 0;   // frames at it
+		uint64_t from = 0;     // units when it began
+		uint64_t checked = 0;  // units at the last spend()
 	};
-	// Called by an engine between frames: count them, and the units the
-	// meter gained since the last call; past either budget, yield.
+	// Called by an engine between frames: count them, and the units since
+	// the last call; past either budget, yield.
 	void spend(WorkBudget &b, unsigned frames);
+	// A frame the engine takes from the wire or hands to it.
+	static void charge_frame(WorkBudget &b, size_t len);
 
 	// Hardware GRO's part of receive (nic_rx_gro.cc).
 	bool rx_gro_on() const;
@@ -254,7 +258,7 @@ private:
 	// frame's data transfers are outstanding together (TX sends the frame
 	// once they are done); the frame is done with its completions.
 	enum class DmaStep { Prefetch, Data, Completion };
-	bool dma_rw(uint64_t addr, void *buf, size_t len, bool write, DmaStep step);
+	bool dma_rw(WorkBudget &b, uint64_t addr, void *buf, size_t len, bool write, DmaStep step);
 	// Timed mode, after each frame: its DMA runs on; the engine waits
 	// only when it is too far ahead.
 	void rx_retire();

@@ -66,7 +66,7 @@ void Nic::rx_thread()
 		rx_fifo_.pop_front();
 		const uint64_t arrival = rx_arrival_.front();
 		rx_arrival_.pop_front();
-		sim::charge_bytes(frame.size());
+		charge_frame(rx_budget_, frame.size());
 		if (timed_)
 			sc_core::wait(wire_time(frame.size()));
 		if (mac_receive(frame) && !rx_frame(frame, arrival))
@@ -265,11 +265,12 @@ bool Nic::rx_fetch_buffers(RxFrame &f)
 {
 	const Queue &q = *q_[f.qi];
 	f.pb.resize(f.np);
-	if (f.nh && !dma_rw(f.cfg.hbuf_base + sizeof(dms_rx_buf) * q.hbuf_head, &f.hb, sizeof(f.hb),
-			    false, DmaStep::Prefetch))
+	if (f.nh && !dma_rw(rx_budget_, f.cfg.hbuf_base + sizeof(dms_rx_buf) * q.hbuf_head, &f.hb,
+			    sizeof(f.hb), false, DmaStep::Prefetch))
 		return false;
 	for (uint32_t i = 0; i < f.np; i++)
-		if (!dma_rw(f.cfg.pbuf_base + sizeof(dms_rx_buf) * ((q.pbuf_head + i) % f.ring),
+		if (!dma_rw(rx_budget_,
+			    f.cfg.pbuf_base + sizeof(dms_rx_buf) * ((q.pbuf_head + i) % f.ring),
 			    &f.pb[i], sizeof(f.pb[i]), false, DmaStep::Prefetch))
 			return false;
 	trace_("rxq%u fetched %u header and %u payload buffers", f.qi, f.nh, f.np);
@@ -288,13 +289,14 @@ bool Nic::rx_write_data(RxFrame &f)
 	auto *bytes = const_cast<uint8_t *>(f.data.data());
 	if (f.hdr_len > f.cfg.hbuf_size)
 		return false; // rx_place never asks for this
-	if (f.nh && !dma_rw(f.hb.addr, bytes, f.hdr_len, true, DmaStep::Data))
+	if (f.nh && !dma_rw(rx_budget_, f.hb.addr, bytes, f.hdr_len, true, DmaStep::Data))
 		return false;
 	for (uint32_t i = 0; i < f.np; i++) {
 		const uint64_t addr = f.pb[i].addr + f.piece_off(i);
 		if (addr < f.pb[i].addr) // wraps: no buffer is there
 			return false;
-		if (!dma_rw(addr, bytes + f.piece_at(i), rx_pay_bytes(f, i), true, DmaStep::Data))
+		if (!dma_rw(rx_budget_, addr, bytes + f.piece_at(i), rx_pay_bytes(f, i), true,
+			    DmaStep::Data))
 			return false;
 	}
 	return true;
@@ -361,8 +363,8 @@ bool Nic::rx_complete(Queue &q, RxFrame &f, bool ok)
 				fl |= DMS_RX_F_PBUF_DONE;
 		}
 		c.flags = fl;
-		const bool written = dma_rw(f.cfg.rcmpl_base + sizeof(c) * q.rcmpl_tail, &c,
-					    sizeof(c), true, DmaStep::Completion);
+		const bool written = dma_rw(rx_budget_, f.cfg.rcmpl_base + sizeof(c) * q.rcmpl_tail,
+					    &c, sizeof(c), true, DmaStep::Completion);
 		if (!rx_alive(f, "completion write"))
 			return false;
 		if (!written) {

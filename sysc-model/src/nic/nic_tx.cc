@@ -11,7 +11,6 @@
 #include "nic/nic.h"
 #include "nic/nic_queue.h"
 #include "nic/segment.h"
-#include "sim/kernel.h"
 
 namespace devmemsim
 {
@@ -112,8 +111,8 @@ Nic::TxChain Nic::tx_gather(unsigned qi, std::vector<dms_tx_desc> &d, TxSeg &seg
 	const uint64_t base = q.tx_cfg.tdesc_base;
 	for (uint32_t i = 0; i < avail && d.size() <= kMaxTxFrags; i++) {
 		dms_tx_desc desc{};
-		bool ok = dma_rw(base + sizeof(desc) * ((head + i) % ring), &desc, sizeof(desc),
-				 false, DmaStep::Prefetch);
+		bool ok = dma_rw(tx_budget_, base + sizeof(desc) * ((head + i) % ring), &desc,
+				 sizeof(desc), false, DmaStep::Prefetch);
 		if (!ok)
 			return TxChain::Fault;
 		if (i == 0 && (desc.flags & DMS_TX_F_SEG)) {
@@ -155,7 +154,7 @@ bool Nic::tx_read_frame(const std::vector<dms_tx_desc> &d, std::vector<uint8_t> 
 	frame.resize(total);
 	size_t off = 0;
 	for (const auto &x : d) {
-		if (!dma_rw(x.addr, frame.data() + off, x.len, false, DmaStep::Data)) {
+		if (!dma_rw(tx_budget_, x.addr, frame.data() + off, x.len, false, DmaStep::Data)) {
 			c_.tx_dma_err++;
 			mstat_.tx_lost();
 			trace_("tx drop: buffer DMA fault");
@@ -265,7 +264,7 @@ bool Nic::tx_send(unsigned qi, std::vector<uint8_t> &frame, bool csum)
 		tx_stamp_.at = {true, ptp_now(static_cast<int64_t>(ahead.value() / 1000))};
 	}
 	tx_rate_take(qi, frame.size());
-	sim::charge_bytes(frame.size());
+	charge_frame(tx_budget_, frame.size());
 	q.tx_frames++;
 	c_.tx_frames++;
 	c_.tx_bytes += frame.size();
@@ -287,8 +286,8 @@ void Nic::tx_complete(unsigned qi, uint16_t tag, bool bad, uint32_t ts)
 	c.ts = ts;
 	const uint32_t slot = q.tcmpl_tail;
 	// Written once the NIC holds the frame's bytes, not after the wire.
-	const bool written = dma_rw(q.tx_cfg.tcmpl_base + sizeof(c) * slot, &c, sizeof(c), true,
-				    DmaStep::Completion);
+	const bool written = dma_rw(tx_budget_, q.tx_cfg.tcmpl_base + sizeof(c) * slot, &c,
+				    sizeof(c), true, DmaStep::Completion);
 	if (q.tx_epoch != epoch)
 		return;
 	if (!written) {
