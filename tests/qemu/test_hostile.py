@@ -379,17 +379,16 @@ class Loops(Node):
         return self.qt.output().count("devmemsim_msix ")
 
     def loop_check(self, most_per_us: float):
-        """No message while simulated time stands still (one second of host
-        time without clock_step); then at most most_per_us messages per
-        microsecond of it (and a few to start). Steps of 1 us: the glue
-        delivers an MSI from a bottom half, after the clock_step that
-        raised it."""
-        before = self.msis_traced()
+        """While simulated time stands still (one second of host time
+        without clock_step), each of the two vectors at most once; then at
+        most most_per_us messages per microsecond of it (and a few to
+        start). Steps of 1 us: the glue delivers an MSI from a bottom half,
+        after the clock_step that raised it."""
         time.sleep(1.0)
-        idle = self.msis_traced() - before
+        idle = self.msis_traced()
         print(f"\n  {self.id().rsplit('.', 1)[1]}: {idle} MSIs in 1 s of host time, simulated time "
               f"standing still", file=sys.stderr)
-        self.assertEqual(idle, 0, "MSIs without simulated time passing")
+        self.assertLessEqual(idle, 2, "MSIs without simulated time passing")
         for _ in range(100):
             self.qt.clock_step(1000)
         msis = self.stats()["work"]["msis"]
@@ -411,7 +410,7 @@ class Loops(Node):
         self.reset_stats()
         self.qt.writel(self.gpus[0] + C.DMS_GPU_REG_IRQ_MASK, 7)
         self.loop_check(0)
-        self.assertEqual(self.stats()["work"]["msis"], 2)
+        self.assertEqual(self.msis_traced(), 2)
 
     def test_gpus_ringing_each_others_busy_doorbell(self):
         """Each GPU's MSI rings the other's CRC doorbell while both run a
@@ -424,7 +423,7 @@ class Loops(Node):
                        (0, self.gpus[0] + C.DMS_GPU_REG_CRC_DOORBELL, 1)])
         self.reset_stats()
         self.qt.writel(self.gpus[0] + C.DMS_GPU_REG_CRC_DOORBELL, 1)
-        self.loop_check(4)
+        self.loop_check(1)
 
     def test_nics_arming_each_other(self):
         """Each NIC's queue vector arms the other's queue, a TX completion

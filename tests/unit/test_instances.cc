@@ -338,8 +338,8 @@ TEST_F(Instances, TraceLinesNameTheirInstance)
 
 // Two GPUs whose MSI-X entries point at each other's IRQ_MASK, a cause
 // pending and masked in each, and one unmask by the guest: the unmask's
-// message and the one it provokes are posted, each takes simulated time,
-// and the mask they write back is already set: nothing more.
+// message and the one it provokes are posted, and the mask they write back
+// is already set: nothing more.
 TEST_F(Instances, GpusUnmaskingEachOtherDoNotLoop)
 {
 	reset_all();
@@ -352,15 +352,15 @@ TEST_F(Instances, GpusUnmaskingEachOtherDoNotLoop)
 				     {gpu_host_[1], DMS_GPU(0), DMS_GPU_REG_IRQ_MASK, 7}};
 	const uint64_t t0 = model_ns();
 	dms_reg_write(node_, DMS_GPU(0), DMS_GPU_REG_IRQ_MASK, 7, 4);
-	EXPECT_EQ(ping_pong(routes, t0, 10000), 0u) << "messages without simulated time";
-	EXPECT_EQ(ping_pong(routes, t0 + 1000000, 10000), 2u);
-	EXPECT_GE(model_ns(), t0 + 2 * DMS_MSI_POST_NS);
+	// Without simulated time, each vector at most once; then nothing.
+	EXPECT_EQ(ping_pong(routes, t0, 10000), 2u);
+	EXPECT_EQ(ping_pong(routes, t0 + 1000000, 10000), 0u);
 }
 
 // Two GPUs whose MSI-X entries ring each other's CRC doorbell while both
-// engines are busy: each refused doorbell's error message is posted; over
-// time the chain runs at most a few messages per posting delay (jobs take
-// their latency, an error bit still pending raises nothing).
+// engines are busy: each refused doorbell's error message is posted, each
+// vector at most once per DMS_MSI_GAP_NS (jobs take their latency, an
+// error bit still pending raises nothing).
 TEST_F(Instances, GpusRingingEachOthersBusyDoorbellNeedSimulatedTime)
 {
 	reset_all();
@@ -372,19 +372,18 @@ TEST_F(Instances, GpusRingingEachOthersBusyDoorbellNeedSimulatedTime)
 				     {gpu_host_[1], DMS_GPU(0), DMS_GPU_REG_CRC_DOORBELL, 1}};
 	const uint64_t t0 = model_ns();
 	dms_reg_write(node_, DMS_GPU(0), DMS_GPU_REG_CRC_DOORBELL, 1, 4); // busy: error
-	EXPECT_EQ(ping_pong(routes, t0, 10000), 0u) << "messages without simulated time";
+	EXPECT_LE(ping_pong(routes, t0, 10000), 2u) << "messages without simulated time";
 	const uint64_t n = ping_pong(routes, t0 + 100000, 100000);
 	const uint64_t elapsed = model_ns() - t0;
-	EXPECT_GT(n, 0u);
-	EXPECT_LE(n, 4 + 4 * elapsed / DMS_MSI_POST_NS) << elapsed << " ns";
+	EXPECT_LE(n, 4 + 2 * elapsed / DMS_MSI_GAP_NS) << elapsed << " ns";
 	reset_all();
 }
 
 // Two NICs whose queue vectors arm each other's queue, a TX completion
 // pending on each: arming a queue with completions pending fires it (that
 // is what an arm is for), so this chain never ends, but every message is
-// posted and a queue's vector keeps its minimum gap: it runs at the pace
-// of simulated time, never at the host's.
+// posted and each vector keeps its gap: it runs at the pace of simulated
+// time, never at the host's.
 TEST_F(Instances, NicsArmingEachOtherRunAtSimulatedTime)
 {
 	reset_all();
@@ -396,10 +395,10 @@ TEST_F(Instances, NicsArmingEachOtherRunAtSimulatedTime)
 		{nic_host_[1], DMS_NIC(0), DMS_NIC_Q_BASE(0) + DMS_NIC_Q_IRQ_ARM, 1}};
 	const uint64_t t0 = model_ns();
 	dms_reg_write(node_, DMS_NIC(0), DMS_NIC_Q_BASE(0) + DMS_NIC_Q_IRQ_ARM, 1, 4);
-	EXPECT_EQ(ping_pong(routes, t0, 10000), 0u) << "messages without simulated time";
+	EXPECT_LE(ping_pong(routes, t0, 10000), 2u) << "messages without simulated time";
 	const uint64_t n = ping_pong(routes, t0 + 100000, 100000);
 	const uint64_t elapsed = model_ns() - t0;
 	EXPECT_GE(n, 10u);
-	EXPECT_LE(n, 2 + elapsed / DMS_MSI_POST_NS) << elapsed << " ns";
+	EXPECT_LE(n, 2 + 2 * elapsed / DMS_MSI_GAP_NS) << elapsed << " ns";
 	reset_all();
 }

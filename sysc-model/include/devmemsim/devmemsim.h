@@ -35,14 +35,15 @@
  * pending; a write that changes nothing raises nothing (datasheet,
  * "Interrupts"). A vector raised by the model's own work in a step reaches
  * irq at once. One raised by a host call (a register write above all: an
- * unmask, an arm, a doorbell refused; also a link change) is posted, as
- * the memory write an MSI is: irq sees it from the first step at or after
- * DMS_MSI_POST_NS past the host's time of that call (dms_node_set_time).
- * Posted messages of one vector merge until delivered. So messages that
- * write device registers (one device's MSI-X entry aimed at another's
- * IRQ_MASK or doorbell, and back) advance simulated time by at least
- * DMS_MSI_POST_NS each: no device-to-device loop runs without simulated
- * time passing.
+ * unmask, an arm, a doorbell refused; also a link change) reaches irq at
+ * once, from inside the call, if that vector sent nothing for
+ * DMS_MSI_GAP_NS before the host's time of the call (dms_node_set_time);
+ * else it is posted to the end of that gap and irq sees it from a step
+ * then. Posted messages of one vector merge until delivered. So messages
+ * that write device registers (one device's MSI-X entry aimed at another's
+ * IRQ_MASK or doorbell, and back) send each vector at most once per
+ * DMS_MSI_GAP_NS of simulated time: no device-to-device loop runs without
+ * simulated time passing, while a driver's unmask or arm goes at once.
  */
 #ifndef DEVMEMSIM_DEVMEMSIM_H
 #define DEVMEMSIM_DEVMEMSIM_H
@@ -144,7 +145,7 @@ uint64_t dms_node_deadline_ns(const dms_node *node);
 #define DMS_ENGINE_WORK 1024
 #define DMS_FRAME_WORK_MAX 512
 #define DMS_WORK_YIELD_NS 10
-#define DMS_MSI_POST_NS 1000
+#define DMS_MSI_GAP_NS 2000 /* a posted MSI after its vector's previous one */
 
 /*
  * What the budget saw. The SystemC kernel is the process's: steps and
@@ -157,7 +158,7 @@ struct dms_work_stats {
 	uint64_t max_step_units;   /* the most one call did */
 	uint64_t cut_steps;	   /* calls that stopped with work left at or before now_ns */
 	uint64_t msis;		   /* MSIs handed to the host's irq callbacks */
-	uint64_t posted_msis;	   /* of them, raised by a host call and posted */
+	uint64_t posted_msis;	   /* of them, raised by a host call within their vector's gap */
 	uint64_t step_units_bound; /* no call does more (see "Work budget") */
 };
 void dms_node_work(const dms_node *node, struct dms_work_stats *out);

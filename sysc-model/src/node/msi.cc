@@ -2,6 +2,7 @@
 #include "node/msi.h"
 
 #include <algorithm>
+#include <iterator>
 
 #include "devmemsim/devmemsim.h"
 #include "sim/kernel.h"
@@ -19,31 +20,43 @@ MsiPost::MsiPost(sc_core::sc_module_name name) : sc_core::sc_module(name)
 
 void MsiPost::raise(unsigned port, unsigned vector, bool by_host)
 {
-	if (!by_host)
-		return deliver(port, vector);
-	auto same = [&](const Posted &m) { return m.port == port && m.vector == vector; };
-	if (std::any_of(posted_msgs_.begin(), posted_msgs_.end(), same))
-		return; // merges with the one on its way
-	// From the host's time of the call: the model's own lags while idle.
-	const uint64_t due = sim::device_ns() + DMS_MSI_POST_NS;
-	posted_msgs_.push_back({due, port, vector});
+	const Vector v{port, vector};
+	auto same = [&v](const Posted &m) { return m.v == v; };
+	auto posted = std::find_if(posted_msgs_.begin(), posted_msgs_.end(), same);
+	if (!by_host) {
+		if (posted != posted_msgs_.end())
+			posted_msgs_.erase(posted); // this message carries it
+		return deliver(v, sim::now_ns());
+	}
+	if (posted != posted_msgs_.end())
+		return; // merges with the one waiting
+	// At the host's time of the call (the model's lags while it idles).
+	const uint64_t now = sim::device_ns();
+	const auto last = last_ns_.find(v);
+	if (last == last_ns_.end() || now >= last->second + DMS_MSI_GAP_NS)
+		return deliver(v, now);
+	const uint64_t due = last->second + DMS_MSI_GAP_NS;
+	posted_msgs_.push_back({due, v});
 	posted_++;
 	wake_.notify(sc_core::sc_time(static_cast<double>(due - sim::now_ns()), sc_core::SC_NS));
 }
 
 void MsiPost::forget(unsigned port)
 {
-	posted_msgs_.erase(std::remove_if(posted_msgs_.begin(), posted_msgs_.end(),
-					  [port](const Posted &m) { return m.port == port; }),
+	auto of_port = [port](const Posted &m) { return m.v.first == port; };
+	posted_msgs_.erase(std::remove_if(posted_msgs_.begin(), posted_msgs_.end(), of_port),
 			   posted_msgs_.end());
+	for (auto it = last_ns_.begin(); it != last_ns_.end();)
+		it = it->first.first == port ? last_ns_.erase(it) : std::next(it);
 }
 
-void MsiPost::deliver(unsigned port, unsigned vector)
+void MsiPost::deliver(const Vector &v, uint64_t now_ns)
 {
+	last_ns_[v] = now_ns;
 	sim::charge(1);
 	sent_++;
 	if (sink_)
-		sink_(port, vector);
+		sink_(v.first, v.second);
 }
 
 void MsiPost::arrive()
@@ -57,7 +70,7 @@ void MsiPost::arrive()
 	posted_msgs_.erase(std::remove_if(posted_msgs_.begin(), posted_msgs_.end(), is_due),
 			   posted_msgs_.end());
 	for (const Posted &m : due)
-		deliver(m.port, m.vector);
+		deliver(m.v, now);
 	if (posted_msgs_.empty())
 		return;
 	uint64_t next = UINT64_MAX;
