@@ -21,7 +21,7 @@ from pathlib import Path
 from unittest import mock
 
 from clilib import cli
-from devmemsim import agent, cli as devmemsim_cli, console
+from devmemsim import agent, build, cli as devmemsim_cli, console
 from devmemsim.errors import GuestDied
 
 
@@ -132,6 +132,25 @@ WARN = """\
 [   12.000200] dmsnic: ring 3 stopped twice
 [   12.000300] WARNING: drivers/net/dmsnic/dmsnic_main.c:812 at dmsnic_stop_ring+0x41/0x90 [dmsnic], CPU#0: ip/201
 """
+
+
+class TestStages(unittest.TestCase):
+    """What `devmemsim test -- ARGS` builds before meson runs."""
+    TESTS = {"unit-a": ["unit", "quick"], "qemu-a": ["qemu"], "guest-a": ["guest"],
+             "guest-debug-a": ["guest-debug"]}
+
+    def stage(self, *args):
+        return build.stage_for_tests(list(args), self.TESTS)
+
+    def test_listing_builds_no_guest(self):
+        self.assertEqual(self.stage("--list"), "model")
+        self.assertEqual(self.stage("--suite", "guest-debug", "--list"), "model")
+
+    def test_selection_builds_what_it_needs(self):
+        self.assertEqual(self.stage("--suite", "quick"), "model")
+        self.assertEqual(self.stage("qemu-a"), "qemu")
+        self.assertEqual(self.stage("--no-suite", "guest-debug"), "guest")
+        self.assertEqual(self.stage(), "guest-debug")
 
 
 class ConsoleWatch(unittest.TestCase):

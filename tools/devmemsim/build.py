@@ -630,7 +630,10 @@ def suites_by_test(model_build: Path) -> dict:
 
 
 def stage_for_tests(meson_args: list, tests: dict) -> str:
-    """The last of STAGES the selected tests need."""
+    """The last of STAGES the selected tests need (none but the model's
+    configured build to list them)."""
+    if "--list" in meson_args:
+        return "model"
     wanted, unwanted, names = set(), set(), []
     args = list(meson_args)
     while args:
