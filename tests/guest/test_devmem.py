@@ -143,6 +143,13 @@ while not os.path.exists("/tmp/release" + str(port)):
         frags += got
         niovs.update(f[0] // 4096 for f in got)  # the 4 KiB buffers they are in
         open("/tmp/held" + str(port), "w").write(str(len(niovs)))
+    if os.path.exists("/tmp/trim" + str(port)):  # give one niov back
+        one = min(niovs)
+        give_back(conn, [f for f in frags if f[0] // 4096 == one])
+        frags = [f for f in frags if f[0] // 4096 != one]
+        niovs.discard(one)
+        open("/tmp/held" + str(port), "w").write(str(len(niovs)))
+        os.unlink("/tmp/trim" + str(port))
 give_back(conn, frags)
 while drain:
     n, got = receive(conn)
@@ -467,11 +474,20 @@ class BadInput(unittest.TestCase):
             self.sh(0, f"nohup python3 -c '{SENDER}' {SERVER} {port} {nbytes} >/dev/null 2>&1 & "
                        f"echo $! >/tmp/sender{port}")
             # Held fragments stop growing: the device waits for buffers.
-            res = self.sh(1, f"a=-1; for i in $(seq 300); do b=$({held}); "
-                             f"[ $b -gt 0 ] && [ $b = $a ] && echo $b && exit 0; a=$b; sleep 3; done; exit 1")
-            self.assertEqual(res.returncode, 0, "the holder never stopped receiving")
+            settled = (f"a=-1; for i in $(seq 300); do b=$({held}); "
+                       f"[ $b -gt 0 ] && [ $b = $a ] && echo $b && exit 0; a=$b; sleep 3; done; exit 1")
+            res = self.sh(1, settled)
             # What the scenario needs (not the driver): a ring short of a
             # frame, not an empty one (an empty one was always retried).
+            # Segments shorter than the MSS (a TSO burst's tail, a
+            # retransmission) can use the ring up exactly; the holder then
+            # gives a niov back, and the next full segment waits on it.
+            for _ in range(8):
+                if res.returncode or int(res.stdout) < niovs:
+                    break
+                res = self.sh(1, f"touch /tmp/trim{port}; for i in $(seq 100); do "
+                                 f"[ -e /tmp/trim{port} ] || break; sleep 0.1; done; {settled}")
+            self.assertEqual(res.returncode, 0, "the holder never stopped receiving")
             print(f"\nholder holds {res.stdout.strip()} of {niovs} niovs", file=sys.stderr)
             self.assertIn(niovs - int(res.stdout), (1, 2), "the payload ring is not low but non-empty")
             out = self.sh(1, f"touch /tmp/release{port}; for i in $(seq 600); do "
