@@ -260,6 +260,14 @@ Key dev_rate_key(const char *path, const char *help, DevRates FaultConfig::*fiel
 		}};
 }
 
+// The NIC's lies (an element of FaultConfig::nic_lie_rate, by NicLie).
+Key nic_lie_key(const char *path, const char *help, unsigned kind)
+{
+	return {path, help, [path, kind](NodeConfig &c, const toml::node &n, const std::string &w) {
+			c.faults.nic_lie_rate[kind] = get_rate(n, w, path);
+		}};
+}
+
 Key dev_nth_key(const char *path, const char *help, unsigned dev)
 {
 	return {path, help, [path, dev](NodeConfig &c, const toml::node &n, const std::string &w) {
@@ -318,6 +326,25 @@ std::vector<Key> fault_keys()
 			  &F::msi_delay_ns),
 		rate_key("faults.gpu_engine_error_rate", "fraction of GPU engine jobs that fail",
 			 &F::gpu_engine_error_rate),
+		nic_lie_key(
+			"faults.nic_lie_len_rate",
+			"fraction of RX frames whose completion claims more bytes than its buffer",
+			kLieLen),
+		nic_lie_key("faults.nic_lie_id_rate",
+			    "fraction of RX frames whose completion names a buffer id never posted",
+			    kLieId),
+		nic_lie_key("faults.nic_lie_dup_rate",
+			    "fraction of RX frames whose last completion is written twice",
+			    kLieDup),
+		nic_lie_key("faults.nic_lie_gro_rate",
+			    "fraction of coalesced RX frames with absurd gro_segs or gso_size",
+			    kLieGro),
+		nic_lie_key("faults.nic_lie_pack_rate",
+			    "fraction of PACK RX frames whose pieces contradict the offsets",
+			    kLiePack),
+		rate_key("faults.gpu_lie_status_rate",
+			 "fraction of GPU jobs whose status is bogus or claims success unrun",
+			 &F::gpu_lie_status_rate),
 	};
 }
 
@@ -526,7 +553,13 @@ std::string to_toml(const NodeConfig &cfg)
 	  << "nic_msi_delay_rate = " << exact(f.msi_delay_rate[kFaultNic]) << "\n"
 	  << "gpu_msi_delay_rate = " << exact(f.msi_delay_rate[kFaultGpu]) << "\n"
 	  << "msi_delay_ns = " << f.msi_delay_ns << "\n"
-	  << "gpu_engine_error_rate = " << exact(f.gpu_engine_error_rate) << "\n";
+	  << "gpu_engine_error_rate = " << exact(f.gpu_engine_error_rate) << "\n"
+	  << "nic_lie_len_rate = " << exact(f.nic_lie_rate[kLieLen]) << "\n"
+	  << "nic_lie_id_rate = " << exact(f.nic_lie_rate[kLieId]) << "\n"
+	  << "nic_lie_dup_rate = " << exact(f.nic_lie_rate[kLieDup]) << "\n"
+	  << "nic_lie_gro_rate = " << exact(f.nic_lie_rate[kLieGro]) << "\n"
+	  << "nic_lie_pack_rate = " << exact(f.nic_lie_rate[kLiePack]) << "\n"
+	  << "gpu_lie_status_rate = " << exact(f.gpu_lie_status_rate) << "\n";
 	if (!cfg.topology.sockets.empty())
 		write_topology(o, cfg.topology, cfg);
 	return o.str();

@@ -492,7 +492,10 @@ void op_faults(Reader &r)
 		    {"gpu_msi_drop_rate", 'r'},	    {"nic_msi_delay_rate", 'r'},
 		    {"gpu_msi_delay_rate", 'r'},    {"msi_delay_ns", 't'},
 		    {"gpu_engine_error_rate", 'r'}, {"seed", 'n'},
-		    {"nic_dma_error_rings", 'b'}};
+		    {"nic_dma_error_rings", 'b'},   {"nic_lie_len_rate", 'r'},
+		    {"nic_lie_id_rate", 'r'},	    {"nic_lie_dup_rate", 'r'},
+		    {"nic_lie_gro_rate", 'r'},	    {"nic_lie_pack_rate", 'r'},
+		    {"gpu_lie_status_rate", 'r'}};
 	const uint32_t mask = r.u32();
 	std::string settings;
 	for (unsigned i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {

@@ -227,7 +227,7 @@ bool Gpu::pause(Engine &e, const Job &job, const sc_core::sc_time &t)
 }
 
 void Gpu::complete(Engine &e, const Job &job, const sc_core::sc_time &start, unsigned irq_bit,
-		   unsigned err)
+		   unsigned err, unsigned lie)
 {
 	const sc_core::sc_time earliest =
 		start + sc_core::sc_time(static_cast<double>(kJobLatencyNs), sc_core::SC_NS);
@@ -238,8 +238,13 @@ void Gpu::complete(Engine &e, const Job &job, const sc_core::sc_time &start, uns
 		trace_("%s job aborted by reset", e.name);
 		return;
 	}
-	if (!err && engine_fault_ && engine_fault_())
+	if (!err && !lie && engine_fault_ && engine_fault_())
 		err = DMS_GPU_ERR_ENGINE; // fault injection (node/faults.h)
+	if (lie && lie != kLieSkip) {
+		// A device that lies: the job ran, its status names no real end.
+		trace_("%s job status lies: error %u instead of %u", e.name, lie, err);
+		err = lie;
+	}
 	e.r.status = DMS_GPU_STATUS_DONE;
 	trace_("%s job done: %llu bytes, error %u", e.name,
 	       static_cast<unsigned long long>(e.r.done_bytes), err);
@@ -282,7 +287,11 @@ void Gpu::copy_thread()
 		const Job job = next_job(copy_);
 		const sc_core::sc_time start = sc_core::sc_time_stamp();
 		c_.copy_jobs++;
-		complete(copy_, job, start, DMS_GPU_IRQ_COPY_DONE, run_copy(copy_, job));
+		const unsigned lie = ask_lie(true);
+		if (lie == kLieSkip)
+			trace_("copy job status lies: done, not run");
+		const unsigned err = lie == kLieSkip ? DMS_GPU_ERR_NONE : run_copy(copy_, job);
+		complete(copy_, job, start, DMS_GPU_IRQ_COPY_DONE, err, lie);
 	}
 }
 
@@ -368,7 +377,8 @@ void Gpu::crc_thread()
 		const Job job = next_job(crc_);
 		const sc_core::sc_time start = sc_core::sc_time_stamp();
 		c_.crc_jobs++;
-		complete(crc_, job, start, DMS_GPU_IRQ_CRC_DONE, run_crc(crc_, job));
+		const unsigned lie = ask_lie(false);
+		complete(crc_, job, start, DMS_GPU_IRQ_CRC_DONE, run_crc(crc_, job), lie);
 	}
 }
 

@@ -68,6 +68,15 @@ public:
 	void set_irq(std::function<void(unsigned)> fn) { irq_ = std::move(fn); }
 	// Fault injection: asked as a job would succeed; true fails it.
 	void set_engine_fault(std::function<bool()> fn) { engine_fault_ = std::move(fn); }
+	// Fault injection, a device that lies: asked as a job starts (can_skip:
+	// it is a copy job), returns 0 to tell the truth, kLieSkip to report
+	// success without running the job, or an undefined error code (above
+	// DMS_GPU_ERR_ENGINE, below 256) to report instead of the job's end.
+	static constexpr unsigned kLieSkip = 0x100;
+	void set_status_lie(std::function<unsigned(bool can_skip)> fn)
+	{
+		status_lie_ = std::move(fn);
+	}
 	void set_trace(const TraceSink *sink) { trace_.attach(sink); }
 	// Function-level reset: running and posted jobs stop without
 	// completing, every register returns to its reset value.
@@ -120,8 +129,10 @@ private:
 	// Accept a doorbell: false (and BUSY error) if the engine runs.
 	bool ring(Engine &e);
 	// End a job: after the minimum latency, set status and interrupt.
+	// lie: what status_lie_ said when the job started.
 	void complete(Engine &e, const Job &job, const sc_core::sc_time &start, unsigned irq_bit,
-		      unsigned err);
+		      unsigned err, unsigned lie);
+	unsigned ask_lie(bool can_skip) { return status_lie_ ? status_lie_(can_skip) : 0; }
 	// Error err in the engine's status, counted; the caller raises.
 	void engine_error(Engine &e, unsigned err);
 	// IRQ_STATUS bits set by an event; IRQ_MASK written; the vector fired
@@ -137,6 +148,7 @@ private:
 	bool timed_;
 	std::function<void(unsigned)> irq_;
 	std::function<bool()> engine_fault_;
+	std::function<unsigned(bool)> status_lie_;
 	Tracer trace_;
 	uint32_t irq_status_ = 0, irq_mask_ = 0;
 	Engine copy_{"copy"}, crc_{"crc"};

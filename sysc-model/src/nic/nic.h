@@ -104,6 +104,12 @@ public:
 		std::function<void()> rx_ready; // room again after a refusal
 	};
 	void set_host(Host h) { host_ = std::move(h); }
+	// Fault injection, a device that lies (node/faults.h, datasheet "A
+	// device that lies"): asked for each frame where a lie applies; true,
+	// with random bits in *bits that pick its form, makes the frame's
+	// completions tell it. Only what the completions say changes.
+	enum class RxLie : unsigned { Len, Id, Dup, Gro, Pack };
+	void set_rx_lie(std::function<bool(RxLie, uint64_t *bits)> fn) { rx_lie_ = std::move(fn); }
 	// Trace lines: doorbells, descriptors fetched, completions, drops.
 	void set_trace(const TraceSink *sink) { trace_.attach(sink); }
 	// A frame from the wire. false: no room now; rx_ready() will say when.
@@ -163,6 +169,7 @@ private:
 	bool rx_csum_ok(RxFrame &f) const;
 	uint16_t rx_flags(RxFrame &f) const;
 	bool rx_complete(Queue &q, RxFrame &f, bool ok);
+	void rx_lies(const RxFrame &f, std::vector<dms_rx_cmpl> &cs, bool dup_room);
 	void rx_ring_fault(unsigned qi, const char *what);
 
 	// Transmit (nic_tx.cc).
@@ -271,6 +278,8 @@ private:
 	double line_rate_bps_;
 	std::array<uint8_t, 6> mac_{};
 	Host host_;
+	std::function<bool(RxLie, uint64_t *)> rx_lie_;
+	std::vector<dms_rx_cmpl> rx_cmpls_; // rx_complete(): the frame's completions
 
 	bool in_write_ = false; // inside write32(): a register write of the host
 

@@ -325,14 +325,19 @@ uint16_t Nic::rx_flags(RxFrame &f) const
 // Completions: one per payload buffer, or one for a header-only frame. A
 // frame lost to a DMA fault gets one SOP|EOP|ERR completion per buffer.
 // PACK: PBUF_DONE on each buffer the frame fills, and on all of a lost one.
+// Fault injection may make a delivered frame's completions lie (rx_lies).
 bool Nic::rx_complete(Queue &q, RxFrame &f, bool ok)
 {
 	const uint16_t flags = ok ? rx_flags(f) : 0;
 	const uint16_t info = ok ? rx_info(f.p) : 0;
 	const uint32_t nc = f.completions();
+	// A duplicate takes a slot beyond the frame's: only a free one.
+	const bool dup_room = q.rcmpl_free() > nc;
+	std::vector<dms_rx_cmpl> &cs = rx_cmpls_;
+	cs.assign(nc, dms_rx_cmpl{});
 	for (uint32_t i = 0; i < nc; i++) {
-		dms_rx_cmpl c{};
-		uint16_t fl = q.rx_phase ? DMS_RX_F_GEN : 0;
+		dms_rx_cmpl &c = cs[i];
+		uint16_t fl = 0;
 		if (i == 0 || !ok) {
 			fl |= DMS_RX_F_SOP | flags;
 			c.info = info;
@@ -363,6 +368,11 @@ bool Nic::rx_complete(Queue &q, RxFrame &f, bool ok)
 				fl |= DMS_RX_F_PBUF_DONE;
 		}
 		c.flags = fl;
+	}
+	if (ok && rx_lie_)
+		rx_lies(f, cs, dup_room);
+	for (dms_rx_cmpl &c : cs) {
+		c.flags = static_cast<uint16_t>(c.flags | (q.rx_phase ? DMS_RX_F_GEN : 0));
 		const bool written = dma_rw(rx_budget_, f.cfg.rcmpl_base + sizeof(c) * q.rcmpl_tail,
 					    &c, sizeof(c), true, DmaStep::Completion);
 		if (!rx_alive(f, "completion write"))
@@ -371,13 +381,85 @@ bool Nic::rx_complete(Queue &q, RxFrame &f, bool ok)
 			rx_ring_fault(f.qi, "completion write");
 			return false;
 		}
-		trace_("rxq%u completion %u flags 0x%x", f.qi, q.rcmpl_tail, fl);
+		trace_("rxq%u completion %u flags 0x%x", f.qi, q.rcmpl_tail, unsigned(c.flags));
 		if (++q.rcmpl_tail == f.ring) {
 			q.rcmpl_tail = 0;
 			q.rx_phase = !q.rx_phase;
 		}
 	}
 	return true;
+}
+
+// Fault injection, a device that lies (datasheet, "A device that lies"):
+// change what the completions cs of delivered frame f say, never where the
+// frame went. Each kind is asked only where it applies; dup_room: a free
+// completion slot beyond the frame's is there for a duplicate.
+void Nic::rx_lies(const RxFrame &f, std::vector<dms_rx_cmpl> &cs, bool dup_room)
+{
+	dms_rx_cmpl &sop = cs.front();
+	const bool hdr = sop.flags & DMS_RX_F_HDR, pay = sop.flags & DMS_RX_F_PAY;
+	uint64_t r = 0;
+	// More bytes than the payload buffer and/or the header buffer hold.
+	if (rx_lie_(RxLie::Len, &r)) {
+		const unsigned which = hdr && pay ? unsigned(r % 3) : pay ? 0 : 1; // 2: both
+		const uint32_t hsize = f.cfg.hbuf_size, psize = f.cfg.pbuf_size;
+		if (which != 1)
+			sop.pay_len = psize + 1 + static_cast<uint32_t>((r >> 8) % psize);
+		if (which != 0)
+			sop.hdr_len =
+				static_cast<uint16_t>(hsize + 1 + (r >> 32) % (0xffff - hsize));
+		trace_("rxq%u lies: length", f.qi);
+	}
+	// A buffer id at or beyond the ring's size (ids 0..size-1 number the slots).
+	if (rx_lie_(RxLie::Id, &r)) {
+		const auto bad = static_cast<uint16_t>(f.ring + (r >> 1) % (0x10000 - f.ring));
+		if (pay && (!hdr || (r & 1)))
+			sop.pbuf_id = bad;
+		else
+			sop.hbuf_id = bad;
+		trace_("rxq%u lies: buffer id %u", f.qi, unsigned(bad));
+	}
+	// Absurd HW-GRO metadata on a coalesced frame.
+	if (f.gro_segs && rx_lie_(RxLie::Gro, &r)) {
+		unsigned form = unsigned(r % 4);
+		if (form == 1 && f.len() >= 0xffff)
+			form = 0;
+		if (form == 0)
+			sop.gso_size = 0;
+		else if (form == 1) // one segment longer than the whole frame
+			sop.gso_size = static_cast<uint16_t>(
+				std::min<size_t>(0xffff, f.len() + 1 + (r >> 8) % 1024));
+		else if (form == 2)
+			sop.gro_segs = 0;
+		else
+			sop.gro_segs = 0xffff;
+		trace_("rxq%u lies: gro_segs %u gso_size %u", f.qi, unsigned(sop.gro_segs),
+		       unsigned(sop.gso_size));
+	}
+	// PACK: the driver counts where a piece starts. A piece that ends its
+	// buffer without PBUF_DONE, or a first piece at pfill > 0 whose pay_len
+	// runs past its buffer's end from there (over where the next piece
+	// goes, or beyond).
+	const bool no_done = f.cfg.rx_pack && f.done > 0;
+	const bool overrun = f.cfg.rx_pack && f.np > 0 && f.pfill > 0;
+	if ((no_done || overrun) && rx_lie_(RxLie::Pack, &r)) {
+		if (no_done && (!overrun || (r & 1))) {
+			dms_rx_cmpl &c = cs[f.done - 1];
+			c.flags = static_cast<uint16_t>(c.flags & ~DMS_RX_F_PBUF_DONE);
+			trace_("rxq%u lies: piece %u ends its buffer, no PBUF_DONE", f.qi,
+			       f.done - 1);
+		} else {
+			const uint32_t room = f.cfg.pbuf_size - f.pfill;
+			cs[0].pay_len = room + 1 + static_cast<uint32_t>((r >> 1) % f.pfill);
+			trace_("rxq%u lies: piece at %u of %u bytes", f.qi, f.pfill,
+			       unsigned(cs[0].pay_len));
+		}
+	}
+	// The last completion again, in the next free slot.
+	if (dup_room && rx_lie_(RxLie::Dup, &r)) {
+		cs.push_back(cs.back());
+		trace_("rxq%u lies: completion written twice", f.qi);
+	}
 }
 
 // A DMA fault on one of the queue's rings: the queue stops (as a real NIC's

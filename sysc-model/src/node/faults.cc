@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <sstream>
 
+#include "devmemsim/gpu_regs.h"
 #include "nic/csum.h"
 #include "nic/parser.h"
 #include "sim/kernel.h"
@@ -235,6 +236,30 @@ bool Faults::gpu_engine_error()
 	return true;
 }
 
+bool Faults::nic_lie(unsigned kind, uint64_t *bits)
+{
+	if (kind >= kNicLies || !roll(Stream(kNicLie0 + kind), cfg_.nic_lie_rate[kind]))
+		return false;
+	*bits = next(Stream(kNicLie0 + kind));
+	c_.nic_lies[kind]++;
+	return true;
+}
+
+// Half of the copy jobs that lie claim success without running, the rest
+// (and every CRC job) end DONE|ERROR with a code no version defines.
+GpuLie Faults::gpu_lie(bool can_skip, unsigned *code)
+{
+	if (!roll(kGpuLie, cfg_.gpu_lie_status_rate))
+		return GpuLie::Truth;
+	const uint64_t r = next(kGpuLie);
+	c_.gpu_status_lies++;
+	if (can_skip && (r & 1))
+		return GpuLie::Skip;
+	constexpr unsigned kFirst = DMS_GPU_ERR_ENGINE + 1, kCodes = 256 - kFirst;
+	*code = kFirst + unsigned((r >> 1) % kCodes);
+	return GpuLie::Code;
+}
+
 void Faults::set_irq_sink(unsigned dev, std::function<void(unsigned)> sink)
 {
 	if (dev < kFaultDevs)
@@ -331,7 +356,13 @@ std::string Faults::stats_json() const
 	  << ", \"gpu_dma_errors\": " << c_.dma_errors[kFaultGpu]
 	  << ", \"link_downs\": " << c_.link_downs << ", \"rx_link_down\": " << c_.rx_link_down
 	  << ", \"msi_dropped\": " << c_.msi_dropped << ", \"msi_delayed\": " << c_.msi_delayed
-	  << ", \"gpu_engine_errors\": " << c_.gpu_engine_errors << "}";
+	  << ", \"gpu_engine_errors\": " << c_.gpu_engine_errors
+	  << ", \"nic_lie_len\": " << c_.nic_lies[kLieLen]
+	  << ", \"nic_lie_id\": " << c_.nic_lies[kLieId]
+	  << ", \"nic_lie_dup\": " << c_.nic_lies[kLieDup]
+	  << ", \"nic_lie_gro\": " << c_.nic_lies[kLieGro]
+	  << ", \"nic_lie_pack\": " << c_.nic_lies[kLiePack]
+	  << ", \"gpu_lie_status\": " << c_.gpu_status_lies << "}";
 	return o.str();
 }
 

@@ -23,6 +23,14 @@ namespace devmemsim
 // The devices whose DMA and MSIs can fail (indices as enum dms_dev).
 enum FaultDev : unsigned { kFaultNic = 0, kFaultGpu = 1, kFaultDevs = 2 };
 
+// The lies a NIC's RX completions can tell (datasheet, "A device that
+// lies"); the order of Nic::RxLie.
+enum NicLie : unsigned { kLieLen, kLieId, kLieDup, kLieGro, kLiePack, kNicLies };
+
+// What a GPU job's status says: the truth, success for a copy job the
+// engine did not run (COPY_DONE_BYTES says 0), or an undefined error code.
+enum class GpuLie { Truth, Skip, Code };
+
 struct FaultConfig {
 	uint64_t seed = 1; // faults.seed
 	// Wire: fraction of frames lost, and of frames with one bit flipped
@@ -46,6 +54,11 @@ struct FaultConfig {
 	uint64_t msi_delay_ns = 0;
 	// Fraction of GPU copy and CRC jobs that end with DMS_GPU_ERR_ENGINE.
 	double gpu_engine_error_rate = 0;
+	// A device that lies: fraction of received frames whose completions
+	// tell lie kind k (faults.nic_lie_{len,id,dup,gro,pack}_rate, in the
+	// order of NicLie), and of GPU jobs whose status lies.
+	double nic_lie_rate[kNicLies] = {0, 0, 0, 0, 0};
+	double gpu_lie_status_rate = 0;
 };
 
 // Settings that contradict each other: a one-line message naming the key,
@@ -60,6 +73,8 @@ struct FaultCounters {
 	uint64_t rx_link_down = 0; // frames from the wire lost while the fault held the link down
 	uint64_t msi_dropped = 0, msi_delayed = 0;
 	uint64_t gpu_engine_errors = 0;
+	uint64_t nic_lies[kNicLies] = {0, 0, 0, 0, 0}; // frames whose completions lied, per kind
+	uint64_t gpu_status_lies = 0;
 };
 
 class Faults : public sc_core::sc_module
@@ -93,6 +108,16 @@ public:
 	// A GPU engine job that would succeed: true if it is to fail instead.
 	bool gpu_engine_error();
 
+	// The NIC asks, for a frame where lie kind applies, whether its
+	// completions are to tell it: true (counted) with random bits in *bits
+	// that pick the lie's form.
+	bool nic_lie(unsigned kind, uint64_t *bits);
+	// A GPU job about to run: what its status is to say. can_skip: the
+	// engine can report a job it did not run (the copy engine, whose
+	// COPY_DONE_BYTES then says 0). *code: the undefined error code of
+	// GpuLie::Code.
+	GpuLie gpu_lie(bool can_skip, unsigned *code);
+
 	// MSIs of dev go through irq() to the sink: now, later or never.
 	void set_irq_sink(unsigned dev, std::function<void(unsigned vector)> sink);
 	void irq(unsigned dev, unsigned vector);
@@ -106,7 +131,18 @@ public:
 	std::string stats_json() const;
 
 private:
-	enum Stream : unsigned { kRx, kTx, kDmaNic, kDmaGpu, kMsi, kGpuEngine, kStreams };
+	// New kinds go last: the streams of the others keep their seeds.
+	enum Stream : unsigned {
+		kRx,
+		kTx,
+		kDmaNic,
+		kDmaGpu,
+		kMsi,
+		kGpuEngine,
+		kNicLie0, // kNicLies streams, one per NicLie
+		kGpuLie = kNicLie0 + kNicLies,
+		kStreams
+	};
 	struct Verdict {
 		bool drop = false;
 		bool corrupt = false;

@@ -111,6 +111,21 @@ void Node::bind_pair(unsigned i)
 	fabric.bar_mem[fabric.gpu_port(i)].bind(gpu.bar_mem);
 	f.set_link_sink([&nic](bool up) { nic.set_link(up); });
 	gpu.set_engine_fault([&f] { return f.gpu_engine_error(); });
+	gpu.set_status_lie([&f](bool can_skip) {
+		unsigned code = 0;
+		switch (f.gpu_lie(can_skip, &code)) {
+		case GpuLie::Skip:
+			return Gpu::kLieSkip;
+		case GpuLie::Code:
+			return code;
+		case GpuLie::Truth:
+			break;
+		}
+		return 0u;
+	});
+	static_assert(unsigned(Nic::RxLie::Pack) == kLiePack, "Nic::RxLie follows NicLie");
+	nic.set_rx_lie(
+		[&f](Nic::RxLie kind, uint64_t *bits) { return f.nic_lie(unsigned(kind), bits); });
 	f.set_ring_check([&nic](uint64_t a, uint64_t n) { return nic.in_rings(a, n); });
 }
 
