@@ -173,6 +173,12 @@ struct dmsnic_rx_ring {
 	u16 sop_gro_segs;	/* hardware GRO: segments coalesced, or 0 */
 	u16 sop_gso_size;
 	bool in_frame;
+	/*
+	 * A completion named a buffer the ring does not hold, or a piece
+	 * its offsets cannot hold: the ring no longer knows what the device
+	 * has. Every completion is dropped unread until the pair restarts.
+	 */
+	bool lost;
 
 	/* XDP layout: the frame being assembled, if it has a first buffer. */
 	struct xdp_rxq_info xdp_rxq;
@@ -360,6 +366,8 @@ struct dmsnic_priv {
 	bool datapath_up;	/* queue pairs started (open, reconfigured) */
 	/* Pairs the device stopped on a ring DMA fault, to be restarted. */
 	unsigned long *faulted;
+	/* Of them, pairs whose RX ring lost track of the device's buffers. */
+	unsigned long *lost;
 	struct work_struct fault_work;
 	u32 rx_ring_size;
 	u32 tx_ring_size;
@@ -488,6 +496,7 @@ int dmsnic_qp_rebuild(struct dmsnic_priv *priv, struct dmsnic_qp *qp,
 		      bool restore);
 int dmsnic_resize_rx(struct dmsnic_priv *priv, u32 size);
 bool dmsnic_qp_faulted(struct dmsnic_qp *qp);
+void dmsnic_qp_lost(struct dmsnic_qp *qp);
 void dmsnic_fault_work(struct work_struct *work);
 extern const struct netdev_queue_mgmt_ops dmsnic_queue_mgmt_ops;
 

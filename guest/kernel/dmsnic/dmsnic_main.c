@@ -498,8 +498,9 @@ static int dmsnic_init_priv(struct dmsnic_priv *priv)
 	priv->ntuple_used = devm_bitmap_zalloc(dev, priv->ntuple_size,
 					       GFP_KERNEL);
 	priv->faulted = devm_bitmap_zalloc(dev, nq, GFP_KERNEL);
+	priv->lost = devm_bitmap_zalloc(dev, nq, GFP_KERNEL);
 	if (!priv->qps || !priv->ntuple || !priv->ntuple_ctx ||
-	    !priv->ntuple_used || !priv->faulted)
+	    !priv->ntuple_used || !priv->faulted || !priv->lost)
 		return -ENOMEM;
 	INIT_WORK(&priv->fault_work, dmsnic_fault_work);
 	for (i = 0; i < nq; i++) {

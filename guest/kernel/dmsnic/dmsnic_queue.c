@@ -108,6 +108,7 @@ static void dmsnic_rx_rewind(struct dmsnic_qp *qp)
 		dmsnic_rx_rewind_pbufs(rx);
 	memset(rx->cmpl_ring, 0, rx->size * sizeof(*rx->cmpl_ring));
 	rx->cmpl_head = 0;
+	rx->lost = false;
 }
 
 /*
@@ -592,13 +593,35 @@ bool dmsnic_qp_faulted(struct dmsnic_qp *qp)
 }
 
 /*
- * Restart a running pair on its own rings after the device stopped one of
- * them. The device wrote no completion for the faulted work and drops what
- * the other ring had in flight when it is disabled, so nothing is waited
- * for: the posted RX buffers are posted again from slot 0 and the TX
- * frames in flight are dropped (counted as TX errors; TCP resends them).
+ * A completion of the pair's RX ring named a buffer the ring does not
+ * hold (an id beyond the ring, one already returned), or a packed piece
+ * its buffer's offsets cannot hold: the device lies, and the ring no
+ * longer knows which buffers it has. The buffer it really used is never
+ * returned (refilling stops at its slot) or may still be written. From
+ * NAPI: the ring drops everything until dmsnic_fault_work() restarts the
+ * pair as after a ring DMA fault, which takes every buffer back from the
+ * stopped device.
  */
-static void dmsnic_qp_restart(struct dmsnic_priv *priv, struct dmsnic_qp *qp)
+void dmsnic_qp_lost(struct dmsnic_qp *qp)
+{
+	struct dmsnic_priv *priv = qp->priv;
+
+	qp->rx.lost = true;
+	set_bit(qp->idx, priv->lost);
+	set_bit(qp->idx, priv->faulted);
+	schedule_work(&priv->fault_work);
+}
+
+/*
+ * Restart a running pair on its own rings after the device stopped one of
+ * them, or after its RX ring lost track of its buffers (@why). The device
+ * wrote no completion for the faulted work and drops what the other ring
+ * had in flight when it is disabled, so nothing is waited for: the posted
+ * RX buffers are posted again from slot 0 and the TX frames in flight are
+ * dropped (counted as TX errors; TCP resends them).
+ */
+static void dmsnic_qp_restart(struct dmsnic_priv *priv, struct dmsnic_qp *qp,
+			      const char *why)
 {
 	struct netdev_queue *txq = netdev_get_tx_queue(priv->netdev, qp->idx);
 	struct dmsnic_qp_mem mem = {};
@@ -613,8 +636,8 @@ static void dmsnic_qp_restart(struct dmsnic_priv *priv, struct dmsnic_qp *qp)
 		/* The pair keeps its rings, hardware down, until ifdown. */
 		swap(qp->rx, mem.rx);
 		swap(qp->tx, mem.tx);
-		netdev_err(priv->netdev, "queue pair %u stays down after a ring DMA fault: %d\n",
-			   qp->idx, err);
+		netdev_err(priv->netdev, "queue pair %u stays down after %s: %d\n",
+			   qp->idx, why, err);
 	}
 	u64_stats_update_begin(&qp->txc_stats.syncp);
 	qp->txc_stats.errors += dropped;
@@ -625,8 +648,8 @@ static void dmsnic_qp_restart(struct dmsnic_priv *priv, struct dmsnic_qp *qp)
 	qp->qp_stats.fault_restarts++;
 	u64_stats_update_end(&qp->qp_stats.syncp);
 	netif_tx_wake_queue(txq);
-	net_info_ratelimited("%s: queue pair %u restarted after a ring DMA fault (%u TX frames dropped)\n",
-			     netdev_name(priv->netdev), qp->idx, dropped);
+	net_info_ratelimited("%s: queue pair %u restarted after %s (%u TX frames dropped)\n",
+			     netdev_name(priv->netdev), qp->idx, why, dropped);
 }
 
 /*
@@ -641,6 +664,7 @@ void dmsnic_fault_work(struct work_struct *work)
 	struct dmsnic_priv *priv = container_of(work, struct dmsnic_priv,
 						fault_work);
 	struct net_device *netdev = priv->netdev;
+	bool lost;
 	u32 q;
 
 	rtnl_lock();
@@ -650,10 +674,14 @@ void dmsnic_fault_work(struct work_struct *work)
 
 		if (!test_and_clear_bit(q, priv->faulted))
 			continue;
-		/* The bit may predate a restart of every pair (ifup). */
-		if (priv->datapath_up && q < priv->num_queues && qp->hw_up &&
-		    dmsnic_qp_faulted(qp))
-			dmsnic_qp_restart(priv, qp);
+		lost = test_and_clear_bit(q, priv->lost);
+		/* The bits may predate a restart of every pair (ifup). */
+		if (!priv->datapath_up || q >= priv->num_queues || !qp->hw_up)
+			continue;
+		if (dmsnic_qp_faulted(qp))
+			dmsnic_qp_restart(priv, qp, "a ring DMA fault");
+		else if (lost && qp->rx.lost)
+			dmsnic_qp_restart(priv, qp, "a bad RX completion");
 	}
 	netdev_unlock_ops(netdev);
 	rtnl_unlock();

@@ -737,6 +737,15 @@ static void dmsnic_rx_deliver(struct dmsnic_qp *qp, struct sk_buff *skb)
 		}
 		segs = rx->sop_gro_segs;
 		wire_bytes += (u64)(segs - 1) * hlen;
+	} else if (len > READ_ONCE(qp->priv->netdev->mtu) + ETH_HLEN +
+		   2 * VLAN_HLEN) {
+		/* Longer than a wire frame and not coalesced: gro_segs lies. */
+		dev_kfree_skb_any(skb);
+		u64_stats_update_begin(&st->syncp);
+		st->hw_gro_bad++;
+		st->drops++;
+		u64_stats_update_end(&st->syncp);
+		return;
 	}
 	if (dmsnic_rx_csum_unreadable(qp, skb))
 		return;
@@ -836,15 +845,18 @@ static void dmsnic_rx_start_frame(struct dmsnic_qp *qp,
  * piece ended, rounded up to DMS_NIC_PACK_ALIGN, or at 0 in a new buffer,
  * and takes one of the buffer's references. The buffer leaves the ring
  * once the device is done with it. A piece beyond the buffer, or more
- * pieces than it can hold, is the device's bug: none is taken.
+ * pieces than it can hold, is the device's lie: none is taken, and the
+ * buffer stays in the ring, as the device may still write it; the ring
+ * has lost track (*lost) and waits for the pair's restart.
  */
 static netmem_ref dmsnic_rx_take_piece(struct dmsnic_rx_ring *rx, u16 id,
 				       u32 len, u16 flags,
-				       struct dmsnic_piece *pc)
+				       struct dmsnic_piece *pc, bool *lost)
 {
 	netmem_ref netmem;
 	u32 off = 0, end;
 
+	*lost = true;
 	if (id >= rx->size || !rx->pbufs[id])
 		return 0;
 	if (rx->pack_off && rx->pack_id != id)
@@ -853,10 +865,9 @@ static netmem_ref dmsnic_rx_take_piece(struct dmsnic_rx_ring *rx, u16 id,
 	else if (rx->pack_off)
 		off = rx->pack_off;
 	netmem = rx->pbufs[id];
-	if (len > rx->pbuf_len - off || rx->pbias[id] < 2) {
-		dmsnic_rx_pack_end(rx, id, true);
+	if (len > rx->pbuf_len - off || rx->pbias[id] < 2)
 		return 0;
-	}
+	*lost = false;
 	rx->pbias[id]--;
 	end = off + ALIGN(len, DMS_NIC_PACK_ALIGN);
 	pc->off = off;
@@ -879,6 +890,8 @@ static netmem_ref dmsnic_rx_take_piece(struct dmsnic_rx_ring *rx, u16 id,
  * it was posted (hbuf_len, pbuf_len: the XDP layout's buffers are pages
  * the device writes only 3520 bytes of), lies: the buffer goes back to
  * its pool unread, and the lie is counted (the frame is then dropped).
+ * A buffer the ring does not hold (or a piece its buffer cannot) means the
+ * ring has lost track of the device's buffers: the pair is restarted.
  */
 void dmsnic_rx_take_bufs(struct dmsnic_qp *qp, const struct dms_rx_cmpl *c,
 			 u16 flags, struct dmsnic_hbuf *hb, bool *have_hb,
@@ -887,19 +900,25 @@ void dmsnic_rx_take_bufs(struct dmsnic_qp *qp, const struct dms_rx_cmpl *c,
 	struct dmsnic_rx_ring *rx = &qp->rx;
 	u32 pay_len = le32_to_cpu(c->pay_len);
 	u16 id = le16_to_cpu(c->pbuf_id);
+	bool lost = false, piece_lost;
 
 	*have_hb = false;
 	*netmem = 0;
-	if (flags & DMS_RX_F_HDR)
+	if (flags & DMS_RX_F_HDR) {
 		*have_hb = dmsnic_rx_take_hbuf(rx, le16_to_cpu(c->hbuf_id), hb);
+		lost = !*have_hb;
+	}
 	if (*have_hb && le16_to_cpu(c->hdr_len) > rx->hbuf_len) {
 		page_pool_put_page(rx->hdr_pp, hb->page, -1, true);
 		*have_hb = false;
 	}
 	if ((flags & DMS_RX_F_PAY) && rx->pack) {
-		*netmem = dmsnic_rx_take_piece(rx, id, pay_len, flags, pc);
+		*netmem = dmsnic_rx_take_piece(rx, id, pay_len, flags, pc,
+					       &piece_lost);
+		lost |= piece_lost;
 	} else if (flags & DMS_RX_F_PAY) {
 		*netmem = dmsnic_rx_take_pbuf(rx, id);
+		lost |= !*netmem;
 		if (pc)
 			*pc = (struct dmsnic_piece){ 0, rx->buf_size };
 	}
@@ -917,6 +936,22 @@ void dmsnic_rx_take_bufs(struct dmsnic_qp *qp, const struct dms_rx_cmpl *c,
 			     netdev_name(qp->priv->netdev), qp->idx, flags,
 			     le16_to_cpu(c->hbuf_id), le16_to_cpu(c->hdr_len),
 			     id, pay_len);
+	if (lost)
+		dmsnic_qp_lost(qp);
+}
+
+/*
+ * A ring that lost track of its buffers (dmsnic_qp_lost()) reads nothing
+ * until its pair restarts: the buffers stay where they are (the restart
+ * posts them again), each frame end counts a drop, and the restart drops
+ * a frame left half assembled.
+ */
+static int dmsnic_rx_one_lost(struct dmsnic_qp *qp, u16 flags)
+{
+	if (!(flags & DMS_RX_F_EOP))
+		return 0;
+	dmsnic_rx_count_drop(qp);
+	return 1;
 }
 
 /* Handle one completion; returns 1 when it ended a frame. */
@@ -930,6 +965,8 @@ static int dmsnic_rx_one(struct dmsnic_qp *qp, const struct dms_rx_cmpl *c)
 	struct sk_buff *skb;
 	bool have_hb;
 
+	if (unlikely(rx->lost))
+		return dmsnic_rx_one_lost(qp, flags);
 	if (rx->xsk_pool)
 		return dmsnic_xsk_rx_one(qp, c);
 	if (rx->xdp)

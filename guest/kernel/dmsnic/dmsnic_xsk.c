@@ -239,11 +239,18 @@ int dmsnic_xsk_rx_one(struct dmsnic_qp *qp, const struct dms_rx_cmpl *c)
 	if (flags & DMS_RX_F_PAY)
 		xdp = dmsnic_xsk_take(rx, le16_to_cpu(c->pbuf_id));
 	if (unlikely((flags & DMS_RX_F_HDR) || ((flags & DMS_RX_F_PAY) && !xdp) ||
-		     len > rx->buf_size))
+		     len > rx->buf_size)) {
+		u64_stats_update_begin(&qp->rx_stats.syncp);
+		qp->rx_stats.bad_cmpl++;
+		u64_stats_update_end(&qp->rx_stats.syncp);
 		net_warn_ratelimited("%s: rxq %u: bad zero-copy completion flags 0x%x hbuf %u pbuf %u len %u\n",
 				     netdev_name(qp->priv->netdev), qp->idx,
 				     flags, le16_to_cpu(c->hbuf_id),
 				     le16_to_cpu(c->pbuf_id), len);
+		/* A frame the ring does not hold: the one used is lost. */
+		if ((flags & DMS_RX_F_PAY) && !xdp)
+			dmsnic_qp_lost(qp);
+	}
 	if (flags & DMS_RX_F_SOP) {
 		if (rx->in_frame)
 			dmsnic_rx_count_drop(qp);	/* never saw its EOP */
