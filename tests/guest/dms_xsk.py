@@ -72,11 +72,18 @@ class Ring:
         self.desc_size = desc_size
         self.map = mmap.mmap(fd, self.desc + RING * desc_size, mmap.MAP_SHARED,
                              mmap.PROT_READ | mmap.PROT_WRITE, offset=pgoff)
+        # The indexes as 32-bit words: struct.pack_into() zeroes its target
+        # before it writes the value (CPython's s_pack_internal()), and the
+        # kernel may read an index in between (a fill-ring producer read as
+        # 0 looks like 2^32 - consumer new frames: the kernel takes stale
+        # addresses and posts frames twice). A memoryview item store is one
+        # 32-bit write.
+        self.words = memoryview(self.map).cast("I")
 
     def u32(self, off, value=None):
         if value is None:
-            return struct.unpack_from("I", self.map, off)[0]
-        struct.pack_into("I", self.map, off, value & 0xffffffff)
+            return self.words[off // 4]
+        self.words[off // 4] = value & 0xffffffff
         return value
 
     def slot(self, idx):
