@@ -2,6 +2,7 @@
 libxdp), for tests/guest/test_xdp.py. Runs on a guest node:
 
     python3 dms_xsk.py IFNAME QUEUE XSKMAP RX_N TX_N SRC_IP DST_IP DST_MAC PORT SIZE
+    python3 dms_xsk.py --stream IFNAME QUEUE XSKMAP PORT SIZE STOPFILE
 
 binds an AF_XDP socket to IFNAME's QUEUE with XDP_ZEROCOPY and
 XDP_USE_NEED_WAKEUP (bind fails if the driver cannot do zero-copy), puts
@@ -13,6 +14,17 @@ it in the pinned XSKMAP at QUEUE, prints "ready", and then:
   DST_IP:PORT (to DST_MAC, from IFNAME's MAC) through the socket's TX ring,
   waits for their completions, and prints "tx" and the payloads' sha256.
 
+With --stream it binds the same way, prints "ready", and receives until
+STOPFILE exists and then a second passes without a frame, checking every
+frame: IPv4 UDP to PORT with a SIZE-byte payload that is a sequence number
+and the bytes stream_payload() derives from it (as test_xdp.py's sender
+makes them), a number not seen before, in a frame of the receive half of
+the UMEM that the kernel had (given to it on the fill ring and not handed
+back since: a frame the driver posted twice comes back while the socket
+holds it). It prints one JSON line: frames, bad, dup, double, foreign,
+the sequence numbers received, the first few problems, and the socket's
+XDP_STATISTICS.
+
 Frames come and go through the rings the kernel shares with the socket
 (include/uapi/linux/if_xdp.h); x86 stores are ordered, so plain reads and
 writes of the producer and consumer indexes do.
@@ -20,6 +32,7 @@ writes of the producer and consumer indexes do.
 
 import ctypes
 import hashlib
+import json
 import mmap
 import os
 import select
@@ -30,6 +43,7 @@ import time
 
 AF_XDP, SOL_XDP = 44, 283
 XDP_MMAP_OFFSETS, XDP_RX_RING, XDP_TX_RING = 1, 2, 3
+XDP_STATISTICS = 7
 XDP_UMEM_REG, XDP_UMEM_FILL_RING, XDP_UMEM_COMPLETION_RING = 4, 5, 6
 XDP_ZEROCOPY, XDP_USE_NEED_WAKEUP = 1 << 2, 1 << 3
 XDP_RING_NEED_WAKEUP = 1
@@ -91,6 +105,13 @@ class Ring:
 
     def need_wakeup(self):
         return self.u32(self.flags) & XDP_RING_NEED_WAKEUP
+
+
+def stream_payload(seq, size):
+    """The SIZE-byte payload of stream datagram SEQ."""
+    head = struct.pack("!Q", seq)
+    body = hashlib.sha256(head).digest()
+    return head + (body * (size // len(body) + 1))[:size - len(head)]
 
 
 def checksum(data):
@@ -169,6 +190,86 @@ class Xsk:
             self.fill.u32(self.fill.producer, fill)
         return got
 
+    def statistics(self):
+        """XDP_STATISTICS: struct xdp_statistics as a dict."""
+        names = ("rx_dropped", "rx_invalid_descs", "tx_invalid_descs", "rx_ring_full",
+                 "rx_fill_ring_empty_descs", "tx_ring_empty_descs")
+        buf = ctypes.create_string_buffer(8 * len(names))
+        size = ctypes.c_uint32(len(buf))
+        check(libc.getsockopt(self.fd, SOL_XDP, XDP_STATISTICS, buf, ctypes.byref(size)),
+              "getsockopt(XDP_STATISTICS)")
+        return dict(zip(names, struct.unpack_from(f"{len(names)}Q", buf.raw)))
+
+    def check_frame(self, addr, length, port, size, seen, report):
+        """One frame of the stream: its problem, or None."""
+        frame = bytes(self.umem[addr:addr + length])
+        if length != 42 + size or frame[12:14] != b"\x08\x00" or frame[23] != 17:
+            return f"frame at {addr:#x}: {length} bytes, not IPv4 UDP with {size} bytes of payload"
+        if struct.unpack_from("!H", frame, 36)[0] != port:
+            return f"frame at {addr:#x}: UDP port {struct.unpack_from('!H', frame, 36)[0]}"
+        seq = struct.unpack_from("!Q", frame, 42)[0]
+        if frame[42:] != stream_payload(seq, size):
+            return f"frame at {addr:#x}: payload of datagram {seq} changed"
+        n = report["frames"]
+        if seq in seen:
+            report["dup"] += 1
+            return f"frame {n} at {addr:#x}: datagram {seq} again (frame {seen[seq][0]} at {seen[seq][1]:#x})"
+        seen[seq] = (n, addr)
+        return None
+
+    def stream(self, port, size, stopfile):
+        """Receive and check frames until stopfile exists and a second
+        passes without one (see the top of this file)."""
+        kernel = {i * FRAME for i in range(FRAMES // 2)}
+        report = {"frames": 0, "bad": 0, "dup": 0, "double": 0, "foreign": 0, "problems": []}
+        seen = {}
+        cons, idle_since = self.rx.u32(self.rx.consumer), None
+        while True:
+            prod = self.rx.u32(self.rx.producer)
+            if prod == cons:
+                now = time.monotonic()
+                if os.path.exists(stopfile):
+                    idle_since = idle_since or now
+                    if now - idle_since > 1:
+                        break
+                self.wake_rx()
+                time.sleep(0.001)
+                continue
+            idle_since = None
+            batch = []
+            while cons != prod:
+                addr, length, _ = struct.unpack_from("QII", self.rx.map, self.rx.slot(cons))
+                cons += 1
+                base = addr & ~(FRAME - 1)
+                report["frames"] += 1
+                problem = None
+                if base >= FRAMES // 2 * FRAME:
+                    report["foreign"] += 1
+                    problem = f"frame at {addr:#x}: not a receive frame"
+                elif base not in kernel:
+                    report["double"] += 1
+                    problem = f"frame at {addr:#x}: delivered again while the socket holds it"
+                else:
+                    kernel.discard(base)
+                    batch.append(base)
+                    problem = self.check_frame(addr, length, port, size, seen, report)
+                if problem:
+                    report["bad"] += 1
+                    if len(report["problems"]) < 5:
+                        report["problems"].append(problem)
+            self.rx.u32(self.rx.consumer, cons)
+            # The batch's frames go back only now: one the kernel hands out
+            # twice within a batch is caught too.
+            fill = self.fill.u32(self.fill.producer)
+            for base in batch:
+                struct.pack_into("Q", self.fill.map, self.fill.slot(fill), base)
+                kernel.add(base)
+                fill += 1
+            self.fill.u32(self.fill.producer, fill)
+        report["seqs"] = sorted(seen)
+        report["statistics"] = self.statistics()
+        return report
+
     def send(self, frames, timeout=60):
         """Queue frames on the TX ring, kick, wait for their completions."""
         prod = self.tx.u32(self.tx.producer)
@@ -191,7 +292,19 @@ class Xsk:
         return done
 
 
+def stream_main():
+    ifname, queue, xskmap, port, size, stopfile = sys.argv[2:]
+    queue = int(queue)
+    xsk = Xsk(ifname, queue)
+    xsk.join_map(xskmap, queue)
+    print("ready", flush=True)
+    print(json.dumps(xsk.stream(int(port), int(size), stopfile)), flush=True)
+
+
 def main():
+    if sys.argv[1] == "--stream":
+        stream_main()
+        return
     ifname, queue, xskmap, rx_n, tx_n, src_ip, dst_ip, dst_mac, port, size = sys.argv[1:]
     queue, rx_n, tx_n, port, size = int(queue), int(rx_n), int(tx_n), int(port), int(size)
     with open(f"/sys/class/net/{ifname}/address") as f:

@@ -2,8 +2,9 @@
 link, ping, iperf3 TCP both ways with header split on and off at MTU 1500
 and 9000, split counters, small payloads packed into shared payload
 buffers, ntuple steering to queue 2, RSS, channels, RX
-queue restarts through the queue-management API under traffic, and
-interrupt moderation (ethtool -C, adaptive-rx).
+queue restarts through the queue-management API under traffic,
+interrupt moderation (ethtool -C, adaptive-rx), and the ways back of
+reconfigurations that fail (the driver's fault-injection hooks in debugfs).
 
 The dmsnic interface of node i is found by driver; it carries DATA.cidr(i)
 (the guest init sets it; TwoNodes.nic_up adds it if missing). Throughput figures are
@@ -16,7 +17,7 @@ import sys
 import time
 import unittest
 
-from guestlib import TwoNodes, data_addr, kernel_complaints, run
+from guestlib import TwoNodes, complaints, data_addr, kernel_complaints, run, wait_for_peer
 
 NAME = f"nic-test-{os.getpid()}"
 # A net-shaper queue limit through the kernel's YNL library: SHAPER
@@ -80,6 +81,7 @@ MODERATION_CHECK_BYTES = 8 << 20
 # ethtool 6.14 has no hds-thresh):
 #   rings IF [THRESH]  set hds-thresh, print "tcp_data_split=N hds_thresh=N hds_thresh_max=N"
 #   pools IF           print the ids of IF's live page pools, one line
+#   inflight IF        print the pages in flight of each of IF's live page pools, one line
 GENL = r"""
 import socket, struct, sys
 sys.path.insert(0, "/opt/devmemsim/bin")
@@ -90,7 +92,7 @@ RINGS_GET, RINGS_SET = 15, 16
 A_RINGS_HEADER, A_HEADER_DEV_NAME = 1, 2
 A_RINGS_TCP_DATA_SPLIT, A_RINGS_HDS_THRESH, A_RINGS_HDS_THRESH_MAX = 11, 17, 18
 # include/uapi/linux/netdev.h: NETDEV_A_PAGE_POOL_*
-A_POOL_ID, A_POOL_IFINDEX, A_POOL_DETACH_TIME = 1, 2, 6
+A_POOL_ID, A_POOL_IFINDEX, A_POOL_INFLIGHT, A_POOL_DETACH_TIME = 1, 2, 4, 6
 
 def uint(b):
     return int.from_bytes(b, "little")
@@ -108,8 +110,46 @@ if sys.argv[1] == "rings":
 else:
     ifindex = socket.if_nametoindex(sys.argv[2])
     pools = nl.request("page-pool-get", nl.family("netdev"), NETDEV_CMD_PAGE_POOL_GET, b"", dump=True)
-    print(" ".join(str(uint(p[A_POOL_ID])) for p in pools
+    field = A_POOL_ID if sys.argv[1] == "pools" else A_POOL_INFLIGHT
+    print(" ".join(str(uint(p[field])) for p in pools
                    if uint(p.get(A_POOL_IFINDEX, b"")) == ifindex and A_POOL_DETACH_TIME not in p))
+"""
+
+# dmsnic's fault-injection hooks (debugfs; Documentation/fault-injection/):
+# fail_queue_mem_alloc (building an RX queue's memory: a queue restart, an
+# RX ring resize) and fail_queue_enable (the device refusing a queue).
+# FAIL ATTR PROBABILITY TIMES SPACE arms one (-1 times: no limit; the first
+# SPACE - 1 calls pass), FAIL ATTR 0 disarms it.
+FAIL = r"""
+FAIL() {
+    mountpoint -q /sys/kernel/debug || mount -t debugfs debugfs /sys/kernel/debug
+    d=/sys/kernel/debug/dmsnic/$1
+    echo 1 >$d/verbose && echo ${3:--1} >$d/times && echo ${4:-0} >$d/space &&
+        echo $2 >$d/probability
+}
+"""
+
+# Bind an 8 MiB udmabuf (enough for a 1024-entry ring) to RX queue QUEUE
+# of IF for devmem TCP (the core restarts the queue through the driver's
+# queue-management ops); prints bind=ok (and unbinds) or bind=ERRNO.
+BIND = r"""
+import fcntl, os, struct, sys
+sys.path.insert(0, "/opt/devmemsim/bin")
+from dmslib import StepError, bind_dmabuf, errname
+UDMABUF_CREATE = (1 << 30) | (24 << 16) | (ord("u") << 8) | 0x42  # include/uapi/linux/udmabuf.h
+size = 8 << 20
+memfd = os.memfd_create("bind", os.MFD_ALLOW_SEALING)
+os.ftruncate(memfd, size)
+fcntl.fcntl(memfd, fcntl.F_ADD_SEALS, fcntl.F_SEAL_SHRINK)
+dev = os.open("/dev/udmabuf", os.O_RDWR)
+class Buf:
+    fd = fcntl.ioctl(dev, UDMABUF_CREATE, bytearray(struct.pack("=IIQQ", memfd, 0, 0, size)), True)
+try:
+    nl, _ = bind_dmabuf(Buf, sys.argv[1], [int(sys.argv[2])])
+    nl.close()
+    print("bind=ok")
+except StepError as e:
+    print("bind=" + errname(e.errno))
 """
 
 
@@ -167,6 +207,22 @@ class Nic(TwoNodes):
 
     def pools(self, node):
         return set(self.genl(node, "pools", self.ifname[node]).stdout.split())
+
+    def payload_rings(self, node):
+        """Each RX queue's payload ring size as its payload page pool shows
+        it on an idle node: a page in flight per posted buffer (one slot
+        stays empty), against a header pool's page per 8 buffers. The
+        num_queues largest pools, smallest first."""
+        inflight = sorted(int(n) for n in self.genl(node, "inflight", self.ifname[node]).stdout.split())
+        nq = int(re.search(r"Current hardware settings:[\s\S]*Combined:\s+(\d+)",
+                           self.sh(node, f"ethtool -l {self.ifname[node]}")).group(1))
+        return inflight[-nq:]
+
+    def dmesg_mark(self, node):
+        return int(self.sh(node, "dmesg | wc -l"))
+
+    def dmesg_since(self, node, mark):
+        return self.sh(node, f"dmesg | tail -n +{mark + 1}")
 
     def stats(self, node):
         """ethtool -S as {name: int}."""
@@ -478,8 +534,8 @@ class Nic(TwoNodes):
         return sum(q.get("backlog", 0) for q in qdiscs if q.get("parent") == f":{queue + 1:x}")
 
     def test_40_rx_queue_restart_under_traffic(self):
-        """ethtool -G rx N replaces each RX queue's rings and pools through
-        netdev_rx_queue_restart() while an iperf3 connection runs."""
+        """ethtool -G rx N replaces each RX queue's rings and pools, one
+        queue at a time, while an iperf3 connection runs."""
         pools = {n: self.pools(n) for n in (0, 1)}
         for n in (0, 1):  # a header and a payload pool per RX queue
             self.assertEqual(len(pools[n]), 8, pools[n])
@@ -561,6 +617,76 @@ class Nic(TwoNodes):
         finally:
             self.coalesce(1, "adaptive-rx off rx-usecs 0 rx-frames 0 tx-usecs 0 tx-frames 0")
             self.sh(1, f"ethtool -L {self.ifname[1]} combined 4")
+
+    # ---- failed reconfigurations (fault injection) ------------------------
+
+    def test_60_rx_resize_that_cannot_complete(self):
+        """ethtool -G rx 512 cannot build RX queue 2's new ring
+        (fail_queue_mem_alloc lets two through, then fails every one): it
+        fails and changes nothing, since going back would need memory too
+        (every queue keeps its 1024-entry ring, as ethtool -g says: a
+        repeated ethtool -G rx 1024 would not reach the driver). Then the
+        device refuses queue 2's new ring (fail_queue_enable, once): queue
+        2 restarts on its old ring, queues 0 and 1 go back to theirs, the
+        refusal is counted. Ring sizes are read from the payload page
+        pools' pages in flight (one per posted buffer)."""
+        rif = self.ifname[1]
+        mark = self.dmesg_mark(1)
+        before = self.stats(1)
+        refused = {}
+        for attr in ("fail_queue_mem_alloc", "fail_queue_enable"):
+            try:
+                self.sh(1, f"{FAIL}FAIL {attr} 100 {-1 if attr.endswith('alloc') else 1} 3")
+                refused[attr] = run(NAME, 1, f"ethtool -G {rif} rx 512")
+            finally:
+                self.sh(1, f"{FAIL}FAIL {attr} 0")
+            self.assertNotEqual(refused[attr].returncode, 0, f"{attr}: ethtool -G rx 512 went through")
+            self.assertRegex(self.sh(1, f"ethtool -g {rif}"), r"Current hardware settings:\s*\nRX:\s+1024")
+            rings = self.payload_rings(1)
+            self.assertTrue(all(r > 768 for r in rings), f"{attr}: rings not all at 1024 entries: {rings}")
+        self.assertEqual(complaints(self.dmesg_since(1, mark)), [])
+        self.assertEqual(self.delta(before, self.stats(1), r"q\d+_start_errors"), 1)
+        self.verified_transfer(5310, 1 << 20)
+
+    def test_61_datapath_down_after_refused_restore(self):
+        """The device refuses every queue (fail_queue_enable): ethtool -L 2
+        fails, and restarting the old pairs fails too. The datapath is down
+        on a running interface: no carrier, the old queue count (the
+        stack's and ethtool's), no pair holding an interrupt, each refusal
+        counted. Binding a dma-buf to RX queue 1 makes the core restart the
+        queue through the queue-management ops: ndo_queue_stop finds the
+        pair down and refuses before touching it (the core WARNs when it
+        cannot restart a queue it was handed). Once the device takes queues
+        again, ifdown/ifup brings every pair back and traffic flows."""
+        rif = self.ifname[1]
+        self.sh(1, f"ethtool -G {rif} tcp-data-split on; cat > /tmp/bind.py <<'EOF'\n{BIND}\nEOF")
+        mark = self.dmesg_mark(1)
+        before = self.stats(1)
+        out = self.sh(1, FAIL + f"""
+FAIL fail_queue_enable 100
+ethtool -L {rif} combined 2; echo "channels=$?"
+ethtool -l {rif} | sed -n '/Current/,$p' | grep Combined
+ip -br link show {rif}
+echo "queues=$(ls /sys/class/net/{rif}/queues | tr '\\n' ' ')"
+echo "irqs=$(grep -c '{rif}-q' /proc/interrupts)"
+python3 /tmp/bind.py {rif} 1
+FAIL fail_queue_enable 0
+ip link set {rif} down && ip link set {rif} up; echo "up=$?"
+""")
+        wait_for_peer(NAME, 0, ADDR[1])
+        log = self.dmesg_since(1, mark)
+        self.assertEqual(complaints(log), [])
+        self.assertIn("bind=ENETDOWN", out)
+        self.assertNotIn("channels=0", out)
+        self.assertRegex(out, r"Combined:\s+4")
+        self.assertRegex(out, r"NO-CARRIER")
+        self.assertIn("queues=rx-0 rx-1 rx-2 rx-3 tx-0 tx-1 tx-2 tx-3 ", out)
+        self.assertIn("irqs=0", out)
+        self.assertIn("up=0", out)
+        self.assertIn("datapath down after a failed reconfiguration", log)
+        # The new pair 0 and the old one: the first refusal ends each start.
+        self.assertEqual(self.delta(before, self.stats(1), r"q\d+_start_errors"), 2)
+        self.verified_transfer(5311, 1 << 20)
 
     def test_90_no_kernel_warnings(self):
         for n in (0, 1):

@@ -15,7 +15,11 @@ program) attached to node0's interface act on IPv4 UDP datagrams to port
   intact), TCP arrives intact, and a multi-buffer XDP_TX reflects them;
 - AF_XDP zero-copy (dms_xsk.py): a socket bound with XDP_ZEROCOPY to
   queue 1 receives the datagrams node1 sends there, byte for byte, and
-  sends datagrams node1 receives intact."""
+  sends datagrams node1 receives intact; it keeps receiving, every frame
+  checked, while the first program is attached, RX rings are restarted,
+  the channel count changes and the program goes and comes back; and when
+  it goes away while the device refuses the pair's new rings (the
+  driver's fault-injection hook), the pool is released all the same."""
 
 import base64
 import json
@@ -27,7 +31,7 @@ import tempfile
 import unittest
 from pathlib import Path
 
-from guestlib import DMSNIC_IF, TwoNodes, data_addr
+from guestlib import DMSNIC_IF, TwoNodes, complaints, data_addr
 
 NAME = f"xdp-test-{os.getpid()}"
 SOURCE = Path(__file__).resolve().parent / "dms_xdp.bpf.c"
@@ -94,6 +98,47 @@ for _ in range(n):
 print(*sums)
 """ % PORT
 
+# node1: datagrams of SIZE bytes to DST:PORT whose payloads are those of
+# dms_xsk.py's stream_payload(), numbered from FIRST: either a flood (32 at
+# a time, 1 ms apart) until the file UNTIL exists, or COUNT of them 10 ms
+# apart. Prints how many it sent.
+STREAM_SEND = r"""
+import hashlib, os, socket, struct, sys, time
+dst, port, size, first, mode, arg = sys.argv[1:]
+port, size, first = int(port), int(size), int(first)
+def payload(seq):
+    head = struct.pack("!Q", seq)
+    body = hashlib.sha256(head).digest()
+    return head + (body * (size // len(body) + 1))[:size - len(head)]
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+seq = first
+if mode == "flood":
+    while not os.path.exists(arg):
+        for _ in range(32):
+            s.sendto(payload(seq), (dst, port))
+            seq += 1
+        time.sleep(0.001)
+else:
+    for _ in range(int(arg)):
+        s.sendto(payload(seq), (dst, port))
+        seq += 1
+        time.sleep(0.01)
+print(seq - first)
+"""
+# The first stream datagram sent once the reconfigurations are over.
+TAIL_FIRST = 1 << 40
+
+# dmsnic's fault-injection hook for the device refusing a queue (debugfs;
+# Documentation/fault-injection/): FAIL PROBABILITY [TIMES] arms it,
+# FAIL 0 disarms it.
+FAIL = r"""
+FAIL() {
+    mountpoint -q /sys/kernel/debug || mount -t debugfs debugfs /sys/kernel/debug
+    d=/sys/kernel/debug/dmsnic/fail_queue_enable
+    echo 1 >$d/verbose && echo ${2:--1} >$d/times && echo $1 >$d/probability
+}
+"""
+
 # The interface's netdev attributes and device qstats through the kernel's
 # YNL library: {"dev": dev-get, "qstats": device qstats}.
 NETDEV = r"""
@@ -136,6 +181,7 @@ class Xdp(TwoNodes):
             cls.sh(0, f"echo {b64} | base64 -d > /tmp/{prog}.o")
         for n in (0, 1):
             cls.sh(n, f"cat > /tmp/xdp-rx.py <<'EOF'\n{RECEIVE}\nEOF")
+        cls.sh(1, f"cat > /tmp/stream-send.py <<'EOF'\n{STREAM_SEND}\nEOF")
         cls.sh(0, f"cat > /tmp/dms_xsk.py <<'EOF'\n{XSK_TOOL.read_text()}\nEOF")
         # The sysctl exists with CONFIG_BPF_SYSCALL only.
         if cls.sh(0, "cat /proc/sys/kernel/unprivileged_bpf_disabled", check=False) == "":
@@ -302,7 +348,8 @@ class Xdp(TwoNodes):
         return rule
 
     def xsk_detach(self, rule):
-        self.sh(0, "pkill -f /tmp/dms_xsk.py; "
+        # A pattern that its own shell's command line does not match.
+        self.sh(0, "pkill -f '[d]ms_xsk.py'; "
                    f"ip link set dev {self.ifname[0]} xdpdrv off; rm -rf /sys/fs/bpf/dms_xsk*; "
                    + (f"ethtool -N {self.ifname[0]} delete {rule}" if rule else "true"), check=False)
 
@@ -336,6 +383,106 @@ class Xdp(TwoNodes):
         tx = lines.get("tx", ["0"])
         self.assertEqual(int(tx[0]), n, out)
         self.assertEqual(peer_got, tx[1:])
+
+    def xsk_stream(self, queue, size):
+        """Steer the test datagrams to queue, load the XSK program (not
+        attached) and start dms_xsk.py --stream on it; returns the ntuple
+        rule's id. /tmp/xsk-stop ends the stream."""
+        if0 = self.ifname[0]
+        out = self.sh(0, f"ethtool -N {if0} flow-type udp4 dst-port {PORT} action {queue}")
+        rule = re.search(r"Added rule with ID (\d+)", out).group(1)
+        self.sh(0, "bpftool prog load /tmp/XSK.o /sys/fs/bpf/dms_xsk type xdp "
+                   "pinmaps /sys/fs/bpf/dms_xsk_maps")
+        ready = self.sh(0, f"rm -f /tmp/xsk-stop; nohup python3 /tmp/dms_xsk.py --stream {if0} {queue} "
+                           f"/sys/fs/bpf/dms_xsk_maps/dms_xsks {PORT} {size} /tmp/xsk-stop >/tmp/xsk.out 2>&1 & "
+                           "for i in $(seq 300); do grep -q ready /tmp/xsk.out && break; "
+                           "kill -0 $! 2>/dev/null || break; sleep 0.1; done; cat /tmp/xsk.out")
+        self.assertIn("ready", ready)
+        return rule
+
+    def test_7_af_xdp_zero_copy_under_reconfiguration(self):
+        """A zero-copy socket on queue 1 receives a flood while its ring
+        and its pool change hands: the first program attached with the
+        socket bound, every RX queue restarted (ethtool -G rx), every pair
+        rebuilt (ethtool -L), the program detached and attached again.
+        Each is a NAPI-off window in which the old ring gives its frames
+        back to the pool and the new one takes them. Frames may be lost
+        while that happens; none may come changed, twice, from outside
+        the socket's receive frames, or while the socket holds it (a frame
+        posted twice). Once the changes end every datagram arrives."""
+        queue, size, tail = 1, 1000, 200
+        if0 = self.ifname[0]
+        attach = f"bpftool net attach xdpdrv pinned /sys/fs/bpf/dms_xsk dev {if0}"
+        rule = None
+        mark = int(self.sh(0, "dmesg | wc -l"))
+        try:
+            rule = self.xsk_stream(queue, size)
+            self.sh(1, f"rm -f /tmp/flood-stop; nohup python3 /tmp/stream-send.py {NODE0} {PORT} {size} 0 "
+                       "flood /tmp/flood-stop >/tmp/flood.out 2>&1 &")
+            self.sh(0, f"""set -e
+sleep 1; {attach}
+for i in 1 2 3; do
+    sleep 1; ethtool -G {if0} rx 512; sleep 1; ethtool -G {if0} rx 1024
+    sleep 1; ethtool -L {if0} combined 2; sleep 1; ethtool -L {if0} combined 4
+    sleep 1; ip link set dev {if0} xdpdrv off; sleep 1; {attach}
+done""", timeout=900)
+            flood = self.sh(1, "touch /tmp/flood-stop; while pgrep -f '[s]tream-send.py' >/dev/null; do sleep 0.2; done; "
+                               "cat /tmp/flood.out")
+            sent = self.sh(1, f"python3 /tmp/stream-send.py {NODE0} {PORT} {size} {TAIL_FIRST} count {tail}",
+                           timeout=300)
+            out = self.sh(0, "sleep 1; touch /tmp/xsk-stop; "
+                             "for i in $(seq 600); do pgrep -f '[d]ms_xsk.py' >/dev/null || break; sleep 0.2; done; "
+                             "cat /tmp/xsk.out", timeout=300)
+        finally:
+            self.xsk_detach(rule)
+            self.sh(0, f"ethtool -G {if0} rx 1024; ethtool -L {if0} combined 4", check=False)
+        report = json.loads(out.splitlines()[-1])
+        got = set(report["seqs"])
+        during = len(got & set(range(int(flood))))
+        print(f"\nAF_XDP zero-copy under reconfiguration: {report['frames']} frames, {during} of "
+              f"{int(flood)} flood datagrams and {len(got) - during} of {tail} after; bad {report['bad']} "
+              f"(dup {report['dup']}, double {report['double']}, foreign {report['foreign']}); "
+              f"socket statistics {report['statistics']}", flush=True)
+        self.assertEqual(complaints(self.sh(0, f"dmesg | tail -n +{mark + 1}")), [])
+        self.assertEqual((report["bad"], report["problems"]), (0, []))
+        self.assertEqual(int(sent), tail)
+        self.assertEqual(sorted(set(range(TAIL_FIRST, TAIL_FIRST + tail)) - got), [])
+        self.assertGreater(during, 0, "nothing arrived during the reconfigurations")
+
+    def test_8_zero_copy_off_when_the_device_refuses(self):
+        """The zero-copy socket on queue 1 goes away while the device
+        refuses the pair's new page-pool rings once (fail_queue_enable).
+        The driver cannot keep the pool (the core WARNs if it says it
+        failed): the pool is released, the pair is left down, its refusal
+        counted. Detaching the program restarts every pair, and queue 1
+        receives again."""
+        queue, n, size = 1, 50, 1000
+        if0 = self.ifname[0]
+        rule = None
+        mark = int(self.sh(0, "dmesg | wc -l"))
+        errors = f"ethtool -S {if0} | sed -n 's/^ *q{queue}_start_errors: //p'"
+        before = self.sh(0, errors)
+        try:
+            rule = self.xsk_stream(queue, size)
+            self.sh(0, f"bpftool net attach xdpdrv pinned /sys/fs/bpf/dms_xsk dev {if0}")
+            down = self.sh(0, FAIL + f"""
+FAIL 100 1
+pkill -f '[d]ms_xsk.py'
+for i in $(seq 300); do dmesg | tail -n +{mark + 1} | grep 'queue pair {queue} stays down' && break; sleep 0.1; done
+FAIL 0
+ip link set dev {if0} xdpdrv off""")
+            after = self.sh(0, errors)
+            before_rx = self.ethtool_stats(0)
+            sent, got = self.send_datagrams(n, size)
+            after_rx = self.ethtool_stats(0)
+        finally:
+            self.sh(0, FAIL + "FAIL 0", check=False)
+            self.xsk_detach(rule)
+        self.assertEqual(complaints(self.sh(0, f"dmesg | tail -n +{mark + 1}")), [])
+        self.assertIn("stays down", down)
+        self.assertEqual(int(after) - int(before), 1, "the refusal was not counted")
+        self.assertEqual(sent, got)
+        self.assertGreaterEqual(after_rx["rx_packets"] - before_rx["rx_packets"], n)
 
 
 if __name__ == "__main__":
