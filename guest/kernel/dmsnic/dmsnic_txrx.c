@@ -711,6 +711,18 @@ static u32 dmsnic_rx_gro_finish(struct dmsnic_qp *qp, struct sk_buff *skb)
 	return h.end;
 }
 
+/* A frame whose hardware GRO metadata lies: dropped, counted. */
+static void dmsnic_rx_drop_gro_bad(struct dmsnic_qp *qp, struct sk_buff *skb)
+{
+	struct dmsnic_rx_stats *st = &qp->rx_stats;
+
+	dev_kfree_skb_any(skb);
+	u64_stats_update_begin(&st->syncp);
+	st->hw_gro_bad++;
+	st->drops++;
+	u64_stats_update_end(&st->syncp);
+}
+
 /*
  * rx packets/bytes (netdev qstats' rx-packets) and split count wire
  * frames: a coalesced frame counts as its segments, each with the headers,
@@ -728,11 +740,7 @@ static void dmsnic_rx_deliver(struct dmsnic_qp *qp, struct sk_buff *skb)
 	if (rx->sop_gro_segs > 1) {
 		hlen = dmsnic_rx_gro_finish(qp, skb);
 		if (!hlen) {
-			dev_kfree_skb_any(skb);
-			u64_stats_update_begin(&st->syncp);
-			st->hw_gro_bad++;
-			st->drops++;
-			u64_stats_update_end(&st->syncp);
+			dmsnic_rx_drop_gro_bad(qp, skb);
 			return;
 		}
 		segs = rx->sop_gro_segs;
@@ -740,11 +748,7 @@ static void dmsnic_rx_deliver(struct dmsnic_qp *qp, struct sk_buff *skb)
 	} else if (len > READ_ONCE(qp->priv->netdev->mtu) + ETH_HLEN +
 		   2 * VLAN_HLEN) {
 		/* Longer than a wire frame and not coalesced: gro_segs lies. */
-		dev_kfree_skb_any(skb);
-		u64_stats_update_begin(&st->syncp);
-		st->hw_gro_bad++;
-		st->drops++;
-		u64_stats_update_end(&st->syncp);
+		dmsnic_rx_drop_gro_bad(qp, skb);
 		return;
 	}
 	if (dmsnic_rx_csum_unreadable(qp, skb))
