@@ -17,9 +17,7 @@ program) attached to node0's interface act on IPv4 UDP datagrams to port
   queue 1 receives the datagrams node1 sends there, byte for byte, and
   sends datagrams node1 receives intact; it keeps receiving, every frame
   checked, while the first program is attached, RX rings are restarted,
-  the channel count changes and the program goes and comes back; and when
-  it goes away while the device refuses the pair's new rings (the
-  driver's fault-injection hook), the pool is released all the same."""
+  the channel count changes and the program goes and comes back."""
 
 import base64
 import json
@@ -127,17 +125,6 @@ print(seq - first)
 """
 # The first stream datagram sent once the reconfigurations are over.
 TAIL_FIRST = 1 << 40
-
-# dmsnic's fault-injection hook for the device refusing a queue (debugfs;
-# Documentation/fault-injection/): FAIL PROBABILITY [TIMES] arms it,
-# FAIL 0 disarms it.
-FAIL = r"""
-FAIL() {
-    mountpoint -q /sys/kernel/debug || mount -t debugfs debugfs /sys/kernel/debug
-    d=/sys/kernel/debug/dmsnic/fail_queue_enable
-    echo 1 >$d/verbose && echo ${2:--1} >$d/times && echo $1 >$d/probability
-}
-"""
 
 # The interface's netdev attributes and device qstats through the kernel's
 # YNL library: {"dev": dev-get, "qstats": device qstats}.
@@ -448,41 +435,6 @@ done""", timeout=900)
         self.assertEqual(int(sent), tail)
         self.assertEqual(sorted(set(range(TAIL_FIRST, TAIL_FIRST + tail)) - got), [])
         self.assertGreater(during, 0, "nothing arrived during the reconfigurations")
-
-    def test_8_zero_copy_off_when_the_device_refuses(self):
-        """The zero-copy socket on queue 1 goes away while the device
-        refuses the pair's new page-pool rings once (fail_queue_enable).
-        The driver cannot keep the pool (the core WARNs if it says it
-        failed): the pool is released, the pair is left down, its refusal
-        counted. Detaching the program restarts every pair, and queue 1
-        receives again."""
-        queue, n, size = 1, 50, 1000
-        if0 = self.ifname[0]
-        rule = None
-        mark = int(self.sh(0, "dmesg | wc -l"))
-        errors = f"ethtool -S {if0} | sed -n 's/^ *q{queue}_start_errors: //p'"
-        before = self.sh(0, errors)
-        try:
-            rule = self.xsk_stream(queue, size)
-            self.sh(0, f"bpftool net attach xdpdrv pinned /sys/fs/bpf/dms_xsk dev {if0}")
-            down = self.sh(0, FAIL + f"""
-FAIL 100 1
-pkill -f '[d]ms_xsk.py'
-for i in $(seq 300); do dmesg | tail -n +{mark + 1} | grep 'queue pair {queue} stays down' && break; sleep 0.1; done
-FAIL 0
-ip link set dev {if0} xdpdrv off""")
-            after = self.sh(0, errors)
-            before_rx = self.ethtool_stats(0)
-            sent, got = self.send_datagrams(n, size)
-            after_rx = self.ethtool_stats(0)
-        finally:
-            self.sh(0, FAIL + "FAIL 0", check=False)
-            self.xsk_detach(rule)
-        self.assertEqual(complaints(self.sh(0, f"dmesg | tail -n +{mark + 1}")), [])
-        self.assertIn("stays down", down)
-        self.assertEqual(int(after) - int(before), 1, "the refusal was not counted")
-        self.assertEqual(sent, got)
-        self.assertGreaterEqual(after_rx["rx_packets"] - before_rx["rx_packets"], n)
 
 
 if __name__ == "__main__":
