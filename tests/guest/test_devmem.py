@@ -415,11 +415,14 @@ class BadInput(unittest.TestCase):
         no_buf = "ethtool -S eth1 | awk '/hw_rx_no_buf/ {print $2}'"
         fails = f"ethtool -S eth1 | awk '/rx{queue}_alloc_fail/ {{print $2}}'"
         try:
+            # Read before the sender starts: the ring can run dry at once, and
+            # the device counts a wait when it starts, not while it lasts.
+            n0 = int(self.sh(1, no_buf).stdout)
             self.sh(0, f"nohup python3 -c '{SENDER}' {SERVER} {port} >/dev/null 2>&1 & "
                        f"echo $! >/tmp/sender{port}")
-            # The device finds the ring empty: frames are dropped for want of a buffer.
-            res = self.sh(1, f"n0=$({no_buf}); for i in $(seq 600); do "
-                             f"[ $({no_buf}) -gt $n0 ] && exit 0; sleep 0.1; done; exit 1")
+            # The device finds the ring empty and waits for buffers.
+            res = self.sh(1, f"for i in $(seq 600); do "
+                             f"[ $({no_buf}) -gt {n0} ] && exit 0; sleep 0.1; done; exit 1")
             self.assertEqual(res.returncode, 0, "the payload ring never ran dry")
             self.assertLess(self.busy_fraction(1), 0.35)
             # Bounded waits on conditions, not fixed sleeps: under the debug
