@@ -2,9 +2,11 @@
 cluster's nodes, driven through it (boot, exec, stop), and the cluster's
 address plan (data_addr(node): node N's address on the data link)."""
 
+import os
 import re
 import struct
 import sys
+import time
 import unittest
 from collections import Counter
 from pathlib import Path
@@ -14,6 +16,48 @@ from clilib import cli  # noqa: E402
 from devmemsim.addressing import DATA, data_addr  # noqa: E402
 from devmemsim import console  # noqa: E402
 from devmemsim.errors import GuestDied  # noqa: E402
+
+
+# The debug tier (suite guest-debug, tests/guest/test_debug_kernel.py) runs a
+# test file again under the debug kernel so that KASAN, lockdep and kmemleak
+# watch the drivers' paths. Under TCG that kernel is about four times slower,
+# so a case that takes no driver path the file's other cases do not already
+# take there (a throughput figure, a second size of the same transfer) is
+# marked default_kernel_only(why) and runs in the default-kernel suite only.
+# DEVMEMSIM_ALL_CASES=1 runs every case under either kernel.
+DEBUG_KERNEL = os.environ.get("DEVMEMSIM_KERNEL") == "debug"
+ALL_CASES = os.environ.get("DEVMEMSIM_ALL_CASES") == "1"
+
+
+def default_kernel_only(why):
+    """Skip the decorated case under the debug kernel, saying why."""
+    return unittest.skipIf(DEBUG_KERNEL and not ALL_CASES, f"default kernel only: {why}")
+
+
+def scaled(n):
+    """n, a transfer's bytes or a loop's rounds that only set how long a
+    case runs: a quarter (at least 1) under the debug kernel, the same
+    driver paths in a quarter of the time, unless DEVMEMSIM_ALL_CASES=1."""
+    return max(1, n // 4) if DEBUG_KERNEL and not ALL_CASES else n
+
+
+class TimedResult(unittest.TextTestResult):
+    """unittest's verbose result plus each case's wall time, so that the
+    suite's log shows where its minutes go."""
+
+    def startTest(self, test):
+        self.started = time.monotonic()
+        super().startTest(test)
+
+    def stopTest(self, test):
+        super().stopTest(test)
+        self.stream.writeln(f"    ({time.monotonic() - self.started:.1f} s)")
+        self.stream.flush()
+
+
+def main():
+    """unittest.main for a guest test file: verbose, with case times."""
+    unittest.main(verbosity=2, testRunner=unittest.TextTestRunner(resultclass=TimedResult, verbosity=2))
 
 
 def boot(name, *args):

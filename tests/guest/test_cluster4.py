@@ -7,7 +7,7 @@ import time
 import unittest
 from pathlib import Path
 
-from guestlib import boot, kernel_complaints, sh, stop
+from guestlib import boot, kernel_complaints, main, sh, stop
 from devmemsim import clusterfile
 
 FILE = Path(__file__).resolve().parents[2] / "configs" / "cluster" / "four.toml"
@@ -56,4 +56,4 @@ class FourNodes(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    unittest.main(verbosity=2)
+    main()

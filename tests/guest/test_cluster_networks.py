@@ -8,7 +8,7 @@ verified (about 1 min under TCG)."""
 import unittest
 from pathlib import Path
 
-from guestlib import boot, cli, complaints, stop
+from guestlib import boot, cli, complaints, main, stop
 from devmemsim import clusterfile
 from devmemsim.cluster import Cluster
 from devmemsim.transfer import transfer
@@ -70,4 +70,4 @@ class TwoNetworks(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    unittest.main(verbosity=2)
+    main()

@@ -10,7 +10,7 @@ import tempfile
 import unittest
 from pathlib import Path
 
-from guestlib import cli
+from guestlib import cli, main
 
 FILE = Path(__file__).resolve().parents[2] / "configs" / "cluster" / "three.toml"
 MIB = 8
@@ -56,4 +56,4 @@ class RingCollective(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    unittest.main(verbosity=2)
+    main()

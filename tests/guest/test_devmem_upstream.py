@@ -28,9 +28,8 @@ import os
 import random
 import re
 import time
-import unittest
 
-from guestlib import TwoNodes, data_addr, kernel_complaints, run
+from guestlib import TwoNodes, data_addr, kernel_complaints, main, run
 from devmemsim.kselftest import REMOTE_NO_TIME_WAIT
 
 NAME = f"devmem-upstream-{os.getpid()}"
@@ -271,4 +270,4 @@ class DevmemUpstream(TwoNodes):
 
 
 if __name__ == "__main__":
-    unittest.main(verbosity=2)
+    main()

@@ -21,9 +21,8 @@ every dmsgpu buffer back, nothing in dmesg that KERNEL_COMPLAINTS names.
 import json
 import os
 import time
-import unittest
 
-from guestlib import TwoNodes, complaints, data_addr, run
+from guestlib import TwoNodes, complaints, data_addr, main, run
 from devmemsim.cluster import Cluster
 
 TOOL = "/opt/devmemsim/bin/dms-devmem"
@@ -229,4 +228,4 @@ class Faults(TwoNodes):
 
 
 if __name__ == "__main__":
-    unittest.main(verbosity=2)
+    main()

@@ -2,7 +2,7 @@
 
 One boot runs everything (a dma-buf lives only as long as the process that
 holds its fd, so each dms-gpu call does its own allocations):
-  - selftest: a 64 MiB dma-buf filled with a pattern through mmap; the CRC
+  - selftest: a 64 MiB (debug kernel: 16 MiB) dma-buf filled with a pattern through mmap; the CRC
     engine's result equals the CPU's CRC32C of the pattern; the copy engine
     copies it out unchanged, copies a second pattern in, and the CPU sees it;
     both engines then run on an unaligned range crossing bounce-buffer chunks;
@@ -29,7 +29,7 @@ import tempfile
 import unittest
 from pathlib import Path
 
-from guestlib import cli, complaints
+from guestlib import cli, complaints, main, scaled
 
 ROOT = Path(__file__).resolve().parents[2]
 TOOL_LIB = ROOT / "guest" / "tools" / "dmslib.py"
@@ -39,7 +39,7 @@ TOOL = "/opt/devmemsim/bin/dms-gpu"
 MiB = 1 << 20
 PAGE = 4096
 MEM_SIZE = 256 * MiB  # passed to the node with --set gpu.mem_size
-BUF = 64 * MiB
+BUF = scaled(64 * MiB)  # the selftest's dma-buf
 SEED = 7
 
 
@@ -259,7 +259,7 @@ class Gpu(unittest.TestCase):
         self.assertEqual(self.res.returncode, 0, self.output())
         st = json.loads(self.stats_path.read_text())["nodes"]["node0"]
         gpu = st["gpu"]
-        # selftest: 64 MiB out, in, and CRCed, then an unaligned range out
+        # selftest: BUF out, in, and CRCed, then an unaligned range out
         # and CRCed; the bad-input run adds a 1-byte copy-in and a 1-byte CRC
         # (refused requests never reach the engines).
         self.assertEqual(gpu["copy_to_host_bytes"], BUF + SUB_LEN)
@@ -524,4 +524,4 @@ class SmallGpuAndRemoval(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    unittest.main(verbosity=2)
+    main()

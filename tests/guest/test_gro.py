@@ -10,9 +10,8 @@ import json
 import os
 import re
 import sys
-import unittest
 
-from guestlib import DMSNIC_IF, TwoNodes, data_addr
+from guestlib import DMSNIC_IF, TwoNodes, data_addr, main
 
 NAME = f"gro-test-{os.getpid()}"
 TOOL = "/opt/devmemsim/bin/dms-devmem"
@@ -235,4 +234,4 @@ class Gro(TwoNodes):
         self.assertEqual(dropped, 0, "forwarded aggregates that could not be resegmented")
 
 if __name__ == "__main__":
-    unittest.main(verbosity=2)
+    main()

@@ -15,9 +15,8 @@ once the lies stop.
 
 import json
 import os
-import unittest
 
-from guestlib import TwoNodes, complaints, data_addr, run
+from guestlib import TwoNodes, complaints, data_addr, main, run
 from devmemsim.cluster import Cluster
 
 TOOL = "/opt/devmemsim/bin/dms-devmem"
@@ -137,4 +136,4 @@ class Lies(TwoNodes):
 
 
 if __name__ == "__main__":
-    unittest.main(verbosity=2)
+    main()

@@ -17,7 +17,7 @@ import sys
 import unittest
 from pathlib import Path
 
-from guestlib import boot, run, sh, stop
+from guestlib import boot, main, run, sh, stop
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "qemu"))
 from contract import C  # noqa: E402
@@ -101,4 +101,4 @@ class MemoryMapUnderIo(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    unittest.main(verbosity=2)
+    main()

@@ -15,9 +15,8 @@ import os
 import re
 import sys
 import time
-import unittest
 
-from guestlib import TwoNodes, complaints, data_addr, kernel_complaints, run, wait_for_peer
+from guestlib import TwoNodes, complaints, data_addr, kernel_complaints, main, run, scaled, wait_for_peer
 
 NAME = f"nic-test-{os.getpid()}"
 # A net-shaper queue limit through the kernel's YNL library: SHAPER
@@ -70,11 +69,11 @@ IPERF_SECONDS = 4
 # time, so that a slow guest (the debug kernel moves ~8 Mbit/s under TCG, less
 # on a busy host) sends as much as a fast one. (The receiver's count can end
 # short of it: iperf3 stops counting when the sender's results arrive.)
-TRANSFER_BYTES = 4 << 20
+TRANSFER_BYTES = scaled(4 << 20)
 # Interrupt moderation: rx/tx-usecs settings compared (interrupts per MiB),
 # and the bytes each setting's checked transfer sends.
 MODERATION_USECS = (0, 8, 64, 256)
-MODERATION_CHECK_BYTES = 8 << 20
+MODERATION_CHECK_BYTES = scaled(8 << 20)
 
 
 # Generic netlink from the guest's python3 through dmslib (no ynl there;
@@ -264,7 +263,7 @@ class Nic(TwoNodes):
             after = self.stats(receiver)
             self.assertNotIn("error", res, res.get("error"))
             received = res["end"]["sum_received"]["bytes"]
-            self.assertGreater(received, 1 << 20, "less than 1 MiB went through")
+            self.assertGreater(received, TRANSFER_BYTES // 4, "less than a quarter went through")
             rx_pkts = self.delta(before, after, r"rx\d+_packets")
             split = self.delta(before, after, r"rx\d+_split")
             self.assertGreater(rx_pkts, received // (mtu + 100))
@@ -694,4 +693,4 @@ ip link set {rif} down && ip link set {rif} up; echo "up=$?"
 
 
 if __name__ == "__main__":
-    unittest.main(verbosity=2)
+    main()

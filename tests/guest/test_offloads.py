@@ -13,9 +13,8 @@ import json
 import os
 import re
 import sys
-import unittest
 
-from guestlib import TwoNodes, kernel_complaints, run
+from guestlib import TwoNodes, default_kernel_only, kernel_complaints, main, run, scaled
 from devmemsim.addressing import data_addr, data_addr6
 from devmemsim.kselftest import REMOTE_NO_TIME_WAIT
 
@@ -27,7 +26,7 @@ SELFTESTS_PASS = {
     "tso.py": {"tso.ipv4", "tso.ipv6"},
     "uso.py": {f"uso.test_uso.v{v}_{k}" for v in (4, 6) for k in ("partial", "exact")},
 }
-TCP_BYTES = 16 << 20
+TCP_BYTES = scaled(16 << 20)
 # USO: super-frames of USO_SEGS datagrams of USO_MSS bytes each.
 USO_MSS, USO_SEGS, USO_SENDS = 1400, 40, 48
 
@@ -249,7 +248,7 @@ class Offloads(TwoNodes):
         dmsgpu dma-buf) with TSO on: the skbs' frags are net_iovs, the NIC
         reads each super-frame's payload from the GPU BAR and cuts it; the
         receiver's CRC of what landed in its GPU memory matches."""
-        port, nbytes = 5310, 8 << 20
+        port, nbytes = 5310, scaled(8 << 20)
         self.sh(1, f"rm -f /tmp/r{port} /tmp/s{port}; nohup {DEVMEM} server --addr {data_addr(1)} "
                    f"--peer {data_addr(0)} --port {port} --ready-file /tmp/r{port} --result /tmp/s{port} "
                    f">/dev/null 2>&1 & for i in $(seq 300); do [ -e /tmp/r{port} ] && break; sleep 0.1; done")
@@ -314,6 +313,7 @@ class Offloads(TwoNodes):
         self.assertNotIn("error", res, res.get("error"))
         return res["end"]["sum_received"]["bits_per_second"] / 1e6
 
+    @default_kernel_only("a throughput figure; tests 10-12 take TSO on and off")
     def test_30_iperf_tso_on_and_off(self):
         """Throughput with the device segmenting and without: printed."""
         on = self.iperf()
@@ -325,10 +325,9 @@ class Offloads(TwoNodes):
         self.results.append(f"iperf3 node0->node1 MTU 1500: TSO on {on:.0f} Mbit/s, off {off:.0f} Mbit/s "
                             f"({on / off:.2f}x)")
 
-    # Under the debug kernel (guest-debug-offloads) the selftests would take
-    # 85 s to drive the TSO/USO paths tests 10-21 already drive there; they
-    # run, and are asserted, in guest-offloads.
-    @unittest.skipIf(os.environ.get("DEVMEMSIM_KERNEL") == "debug", "run in guest-offloads (normal kernel)")
+    # Under the debug kernel the selftests would take 85 s to drive the
+    # TSO/USO paths tests 10-21 already drive there.
+    @default_kernel_only("the kernel's tso.py and uso.py take tests 10-21's paths")
     def test_40_kernel_selftests(self):
         self.sh(0, f"for i in $(seq 30); do ssh {data_addr(1)} true && exit 0; sleep 1; done; exit 1",
                 timeout=120)
@@ -355,4 +354,4 @@ class Offloads(TwoNodes):
 
 
 if __name__ == "__main__":
-    unittest.main(verbosity=2)
+    main()

@@ -5,10 +5,9 @@ transfer over pair 1 (node0's GPU 1 -> NIC 1 -> data link 1 -> node1's
 NIC 1 -> GPU 1), checked by the GPUs' CRC engines, keeps its payload below
 switch sw1 on both nodes (about 2 min under TCG)."""
 
-import unittest
 from pathlib import Path
 
-from guestlib import TwoNodes, kernel_complaints
+from guestlib import TwoNodes, kernel_complaints, main
 from devmemsim import addressing
 from devmemsim.cluster import Cluster
 from devmemsim.transfer import transfer
@@ -107,4 +106,4 @@ class TwoPairs(TwoNodes):
 
 
 if __name__ == "__main__":
-    unittest.main(verbosity=2)
+    main()

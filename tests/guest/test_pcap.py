@@ -5,10 +5,9 @@ its payload (about 1 min under TCG)."""
 
 import shutil
 import tempfile
-import unittest
 from pathlib import Path
 
-from guestlib import TwoNodes, tcp_payloads
+from guestlib import TwoNodes, main, tcp_payloads
 from devmemsim import addressing
 from devmemsim.cluster import Cluster
 from devmemsim.transfer import transfer
@@ -42,4 +41,4 @@ class Pcap(TwoNodes):
 
 
 if __name__ == "__main__":
-    unittest.main(verbosity=2)
+    main()

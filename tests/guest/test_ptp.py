@@ -13,10 +13,9 @@ two queues' sum (NIC v1.8 scheduler nodes)."""
 import json
 import os
 import sys
-import unittest
 from pathlib import Path
 
-from guestlib import DMSNIC_IF, TwoNodes, data_addr
+from guestlib import DMSNIC_IF, TwoNodes, data_addr, main
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "qemu"))
 from contract import C  # noqa: E402
@@ -408,4 +407,4 @@ class Ptp(TwoNodes):
 
 
 if __name__ == "__main__":
-    unittest.main(verbosity=2)
+    main()

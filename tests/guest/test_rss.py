@@ -10,9 +10,8 @@ node0 sends with iperf3."""
 import json
 import os
 import re
-import unittest
 
-from guestlib import TwoNodes, data_addr, run
+from guestlib import TwoNodes, data_addr, main, run
 from devmemsim.addressing import data_addr6  # noqa: E402 (guestlib puts tools/ on the path)
 
 NAME = f"rss-test-{os.getpid()}"
@@ -204,4 +203,4 @@ class Rss(TwoNodes):
 
 
 if __name__ == "__main__":
-    unittest.main(verbosity=2)
+    main()

@@ -6,7 +6,7 @@ import json
 import os
 import unittest
 
-from guestlib import cli, data_addr
+from guestlib import cli, data_addr, main
 
 # 300 UDP datagrams that split (1000-byte payload) and 300 smaller ones, to
 # a port nobody listens on: the frames still reach node1's NIC.
@@ -55,4 +55,4 @@ class RtlParserInTheLoop(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    unittest.main(verbosity=2)
+    main()

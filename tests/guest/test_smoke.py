@@ -12,7 +12,7 @@ import time
 import tomllib
 import unittest
 
-from guestlib import boot, check_alive, cli, stop
+from guestlib import boot, check_alive, cli, main, stop
 from devmemsim.addressing import DATA
 from devmemsim.errors import GuestDied
 from devmemsim.paths import LAUNCHER, ROOT, run_root
@@ -227,4 +227,4 @@ class DyingNodeExec(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    unittest.main(verbosity=2)
+    main()

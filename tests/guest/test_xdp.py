@@ -29,7 +29,7 @@ import tempfile
 import unittest
 from pathlib import Path
 
-from guestlib import DMSNIC_IF, TwoNodes, complaints, data_addr
+from guestlib import DMSNIC_IF, TwoNodes, complaints, data_addr, main, scaled
 
 NAME = f"xdp-test-{os.getpid()}"
 SOURCE = Path(__file__).resolve().parent / "dms_xdp.bpf.c"
@@ -408,7 +408,7 @@ class Xdp(TwoNodes):
                        "flood /tmp/flood-stop >/tmp/flood.out 2>&1 &")
             self.sh(0, f"""set -e
 sleep 1; {attach}
-for i in 1 2 3; do
+for i in $(seq {scaled(3)}); do
     sleep 1; ethtool -G {if0} rx 512; sleep 1; ethtool -G {if0} rx 1024
     sleep 1; ethtool -L {if0} combined 2; sleep 1; ethtool -L {if0} combined 4
     sleep 1; ip link set dev {if0} xdpdrv off; sleep 1; {attach}
@@ -438,4 +438,4 @@ done""", timeout=900)
 
 
 if __name__ == "__main__":
-    unittest.main(verbosity=2)
+    main()
