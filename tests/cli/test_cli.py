@@ -152,6 +152,51 @@ class TestStages(unittest.TestCase):
         self.assertEqual(self.stage("--no-suite", "guest-debug"), "guest")
         self.assertEqual(self.stage(), "guest-debug")
 
+    def test_suites_selected(self):
+        """What the test command builds in the background follows them."""
+        self.assertEqual(build.selected_suites(["guest-*"], self.TESTS), {"guest", "guest-debug"})
+        self.assertEqual(build.selected_suites(["--suite", "quick"], self.TESTS), {"unit", "quick"})
+
+
+class BackgroundBuild(unittest.TestCase):
+    """build_in_background: the jobs run in order in a child at idle
+    priority; leaving the block waits for them, or stops them when the
+    block failed."""
+
+    def setUp(self):
+        tmp = tempfile.TemporaryDirectory()
+        self.addCleanup(tmp.cleanup)
+        self.dir = Path(tmp.name)
+
+    def test_jobs_run_in_order_at_idle_priority(self):
+        out = self.dir / "jobs"
+
+        def job(name):
+            with open(out, "a") as f:
+                f.write(f"{name} {os.sched_getscheduler(0) == os.SCHED_IDLE}\n")
+
+        with build.build_in_background([("a", lambda: job("a")), ("b", lambda: job("b"))]):
+            pass
+        self.assertEqual(out.read_text(), "a True\nb True\n")
+
+    def test_a_failed_block_stops_the_jobs(self):
+        started = self.dir / "started"
+        finished = self.dir / "finished"
+
+        def job():
+            started.touch()
+            subprocess.run(["sleep", "30"])  # the build's make, in the child's process group
+            finished.touch()
+
+        t0 = time.monotonic()
+        with self.assertRaises(KeyboardInterrupt):
+            with build.build_in_background([("slow", job)]):
+                while not started.exists():
+                    time.sleep(0.05)
+                raise KeyboardInterrupt
+        self.assertLess(time.monotonic() - t0, 10)
+        self.assertFalse(finished.exists())
+
 
 class ConsoleWatch(unittest.TestCase):
     def setUp(self):

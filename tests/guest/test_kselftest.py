@@ -14,15 +14,16 @@
     kselftest-tree.config (--config: no DWARF, so no BTF, which devmem.py
     does not need), and the JSON lists the BTF it turned off as missing.
 
-The copy shares its files' inodes with the pinned source: a file of it is
-only ever replaced (new file, renamed over the old one), never written in
-place. Its first build is a full kernel build (about a quarter cheaper
-without DWARF); later runs rebuild the changed file only."""
+The copy (devmemsim.build.test_tree()) shares its files' inodes with the
+pinned source: a file of it is only ever replaced (new file, renamed over
+the old one), never written in place. Its first build is a full kernel
+build (about a quarter cheaper without DWARF), which `./devmemsim test`
+runs in the background while the suites before this one run; later runs
+rebuild the changed file only."""
 
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -33,15 +34,12 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools"))
-from devmemsim.build import KSELFTEST_FIXES  # noqa: E402
-from devmemsim.paths import LAUNCHER, ROOT, cache_dir  # noqa: E402
+from devmemsim.build import KSELFTEST_FIXES, TEST_TREE_FRAGMENT, linux_source, test_tree, tree_lock  # noqa: E402
+from devmemsim.paths import LAUNCHER  # noqa: E402
 
 DEVMEM_CASES = ["check_rx", "check_tx", "check_tx_chunks", "check_rx_hds", "check_rx_large_niov"]
 TEST = "hw/devmem.py"
 JSON_TEST = "drivers/net/hw:devmem.py"  # how the JSON summary names it
-COPY_DIR = cache_dir() / "kselftest-test-tree"
-COPY = COPY_DIR / "linux"
-COPY_OF = COPY_DIR / "copy-of"  # which pinned source COPY was made from
 CHANGED = "net/core/devmem.c"
 MARKER = "devmemsim-kselftest-tree: bind in the test tree"
 WARNING = "devmemsim-kselftest-tree: forced warning"
@@ -52,7 +50,6 @@ STATEMENTS = {
     "broken": "devmemsim_kselftest_tree_broken(;",
 }
 BUILD_TIMEOUT = 2400  # a fresh build of the copy, then the run
-FRAGMENT = Path(__file__).with_name("kselftest-tree.config")
 
 
 class Run:
@@ -180,33 +177,12 @@ class PinnedKernel(unittest.TestCase):
             self.assertGreater(lines[-1], all_ran, f"{name} missing from the summary after the last case")
 
 
-def pinned_source():
-    """The pinned kernel's source tree, as build.py finds it (no network
-    once it is in the cache)."""
-    out = subprocess.run([str(ROOT / "scripts" / "fetch-linux.sh"), str(cache_dir())],
-                         text=True, capture_output=True, check=True)
-    return Path(out.stdout.strip())
-
-
 def replace_file(path, text):
     """Replace path by a new file holding text. Never written in place: the
     copy's files are hardlinks of the pinned source's."""
     tmp = path.with_name(path.name + ".devmemsim-new")
     tmp.write_text(text)
     os.replace(tmp, path)
-
-
-def make_copy(src):
-    """COPY, a hardlinked copy of src; made again if src changed."""
-    if COPY.is_dir() and COPY_OF.is_file() and COPY_OF.read_text() == str(src):
-        return
-    COPY_DIR.mkdir(parents=True, exist_ok=True)
-    for old in (COPY, COPY_DIR / "linux.new"):
-        if old.exists():
-            shutil.rmtree(old)  # unlinks: the pinned source keeps its files
-    subprocess.run(["cp", "-al", str(src), str(COPY_DIR / "linux.new")], check=True)
-    os.rename(COPY_DIR / "linux.new", COPY)
-    COPY_OF.write_text(str(src))
 
 
 def with_statement(pristine, statement):
@@ -218,27 +194,31 @@ def with_statement(pristine, statement):
 
 
 class SecondTree(unittest.TestCase):
-    """kselftest --kernel-tree COPY, COPY's devmem.c changed per step (the
+    """kselftest --kernel-tree on the copy, its devmem.c changed per step (the
     steps run in order; each writes its own change)."""
 
     @classmethod
     def setUpClass(cls):
-        src = pinned_source()
-        cls.pristine = (src / CHANGED).read_text()
-        make_copy(src)
+        cls.pristine = (linux_source() / CHANGED).read_text()
+        cls.copy = test_tree().resolve()
         cls.tmp = tempfile.TemporaryDirectory(prefix="dms-kselftest-tree-")
 
     @classmethod
     def tearDownClass(cls):
-        replace_file(COPY / CHANGED, cls.pristine)
+        with tree_lock(cls.copy):
+            replace_file(cls.copy / CHANGED, cls.pristine)
         cls.tmp.cleanup()
 
     def kselftest(self, step, *outputs):
-        """Run devmem.py on COPY with step's change; the Run and the paths
-        of the outputs asked for (e.g. "json", "junit")."""
-        replace_file(COPY / CHANGED, with_statement(self.pristine, STATEMENTS[step]))
+        """Run devmem.py on the copy with step's change; the Run and the
+        paths of the outputs asked for (e.g. "json", "junit")."""
+        # Not while the test command's background build compiles the copy:
+        # a devmem.o compiled from the old text but newer than the new
+        # file would never be rebuilt.
+        with tree_lock(self.copy):
+            replace_file(self.copy / CHANGED, with_statement(self.pristine, STATEMENTS[step]))
         paths = {kind: Path(self.tmp.name) / f"{step}.{kind}" for kind in outputs}
-        args = ["--kernel-tree", str(COPY), "--config", str(FRAGMENT), TEST]
+        args = ["--kernel-tree", str(self.copy), "--config", str(TEST_TREE_FRAGMENT), TEST]
         for kind, path in paths.items():
             args += [f"--{kind}", str(path)]
         return Run(args, timeout=BUILD_TIMEOUT), paths
@@ -248,7 +228,7 @@ class SecondTree(unittest.TestCase):
         self.assertEqual(run.returncode, 0, run.stderr)
         doc = json.loads(out["json"].read_text())
         report_build(doc, run)
-        self.assertEqual(Path(doc["tree"]).resolve(), COPY.resolve())
+        self.assertEqual(Path(doc["tree"]).resolve(), self.copy)
         self.assertEqual(doc["test_fixes"], [])  # an own tree's tests run as the tree has them
         self.assertIn(MARKER, node_console(doc, "node0"))
         # The fragment applied: the selftests' wish for BTF is reported unmet.
@@ -272,7 +252,7 @@ class SecondTree(unittest.TestCase):
         run, _ = self.kselftest("broken")
         self.assertEqual(run.returncode, 125, run.stderr)
         # Which tree did not build, and the compiler's error in the changed file.
-        self.assertRegex(run.stderr, rf"{re.escape(str(COPY))}.*\bbuild")
+        self.assertRegex(run.stderr, rf"{re.escape(str(self.copy))}.*\bbuild")
         self.assertRegex(run.stderr, rf"{re.escape(CHANGED)}:\d+:\d+: error:")
 
 

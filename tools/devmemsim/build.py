@@ -66,6 +66,8 @@ SELFTEST_CONFIGS = ["drivers/net/config", "drivers/net/hw/config"]
 # each with its evidence), applied to what the pinned runs install; an own
 # tree's tests run as the tree has them.
 KSELFTEST_FIXES = ROOT / "guest" / "kselftest-fixes"
+# guest-kselftest builds its own tree (test_tree()) with this fragment.
+TEST_TREE_FRAGMENT = ROOT / "tests" / "guest" / "kselftest-tree.config"
 
 
 @dataclass
@@ -400,12 +402,18 @@ def make_ssh_keys(d: Path) -> None:
 
 class build_lock:
     """One build at a time per cache (and build tree): a second devmemsim
-    waits instead of building the same kernel or QEMU into the same place."""
+    waits instead of building the same kernel or QEMU into the same place.
+    A named lock guards one part of the cache alone (a kernel flavour's
+    artifacts), so that it can be built while other commands build or
+    check the rest."""
+
+    def __init__(self, name: str = "build"):
+        self.name = name
 
     def __enter__(self):
         cache = cache_dir()
         cache.mkdir(parents=True, exist_ok=True)
-        self.f = open(cache / ".build.lock", "w")
+        self.f = open(cache / f".{self.name}.lock", "w")
         # A short wait is silent (another command checking its build).
         for _ in range(20):
             try:
@@ -423,6 +431,10 @@ class build_lock:
 
 
 def build_all() -> Artifacts:
+    # A background build of this flavour (build_in_background) ends first,
+    # and meanwhile the cache's lock stays free for everyone else.
+    with build_lock(f"build-{kernel_flavour()}"):
+        pass
     with build_lock():
         return build_guest(build_qemu(build_model()))
 
@@ -438,18 +450,65 @@ def build_pinned(qemu: Path, flavour: str = "") -> tuple[Artifacts, Path, Selfte
     seconds per step)."""
     flavour = flavour or kernel_flavour()
     seconds = {}
-    with timed(seconds, "kernel"):
-        src, kout, bz, release = build_kernel(flavour)
-    with timed(seconds, "modules"):
-        kos = build_modules(kout, flavour)
-    with timed(seconds, "helpers"):
-        # The uAPI headers are the same for every flavour: one build.
-        fixes = KSELFTEST_FIXES if KSELFTEST_FIXES.is_dir() else None  # git keeps no empty directory
-        selftests = build_selftests(src, kout, src.name, fixes=fixes)
-    rootfs = build_rootfs()
-    with timed(seconds, "payload"):
-        payload = build_payload(kos, selftests.path, src, guest_dir(flavour))
+    with build_lock(f"build-{flavour}"):  # build_in_background's builder may hold it
+        with timed(seconds, "kernel"):
+            src, kout, bz, release = build_kernel(flavour)
+        with timed(seconds, "modules"):
+            kos = build_modules(kout, flavour)
+        with timed(seconds, "helpers"):
+            # The uAPI headers are the same for every flavour: one build.
+            fixes = KSELFTEST_FIXES if KSELFTEST_FIXES.is_dir() else None  # git keeps no empty directory
+            selftests = build_selftests(src, kout, src.name, fixes=fixes)
+        rootfs = build_rootfs()
+        with timed(seconds, "payload"):
+            payload = build_payload(kos, selftests.path, src, guest_dir(flavour))
     return Artifacts(qemu=qemu, bzimage=bz, kernel_version=release, rootfs=rootfs, payload=payload), src, selftests, seconds
+
+
+class build_in_background:
+    """with build_in_background(jobs): a child process runs jobs, [(what,
+    build function)], one after the other at idle priority (SCHED_IDLE:
+    only CPU time nothing else wants) while the body runs, e.g. the debug
+    kernel during the suites that boot the default one. Each job holds its
+    own artifacts' lock (build_pinned's flavour lock, build_tree's tree
+    lock), never the cache's, so other builds and boots go on; a command
+    that needs those artifacts waits on that lock and then finds them built
+    (or, after a failure, builds them again and reports the failure
+    itself). Call only once everything the jobs share (model, QEMU, the
+    default flavour's selftests and rootfs) is built. On the way out the
+    child is waited for, or stopped with its make if the body failed or was
+    interrupted (stamps are written last: the next run resumes)."""
+
+    def __init__(self, jobs: list):
+        self.jobs = jobs
+
+    def __enter__(self):
+        self.pid = os.fork() if self.jobs else -1
+        if self.pid == 0:
+            status = 0
+            try:
+                os.setpgid(0, 0)  # its make and compilers with it, to stop them as one
+                os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
+                for what, job in self.jobs:
+                    log(f"building {what} in the background, at idle priority")
+                    try:
+                        job()
+                    except Exception as e:  # whatever it is, the child must reach os._exit
+                        log(f"background build of {what} failed ({e}); its first use retries it")
+                        status = 1
+            finally:
+                os._exit(status)
+        return self
+
+    def __exit__(self, exc_type, *exc):
+        if self.pid <= 0:
+            return
+        if exc_type is not None:
+            try:
+                os.killpg(self.pid, 15)
+            except ProcessLookupError:
+                pass
+        os.waitpid(self.pid, 0)
 
 
 class timed:
@@ -494,7 +553,10 @@ def build_kselftest(tree: Path | None, fragments: list) -> KselftestBuild:
             artifacts, src, selftests, seconds = build_pinned(qemu, "default")
             return KselftestBuild(artifacts, src, KSELFTEST_GUEST_ROOT, [], selftests.helpers_missing,
                                   selftests.fixes, seconds)
-        return build_tree(qemu, tree_dir(tree), [Path(f) for f in fragments])
+        build_rootfs()  # the one thing the tree's build shares with the cache's other users
+    # The tree's build holds its own lock only: boots of the pinned kernels
+    # need not wait the minutes a kernel tree takes.
+    return build_tree(qemu, tree_dir(tree), [Path(f) for f in fragments])
 
 
 def tree_dir(tree: Path) -> Path:
@@ -507,12 +569,49 @@ def tree_dir(tree: Path) -> Path:
     return src
 
 
+def tree_key(src: Path) -> str:
+    """The key of an own tree's directory and lock: its real path's hash."""
+    return hashlib.sha256(str(src).encode()).hexdigest()[:16]
+
+
+def tree_lock(src: Path) -> build_lock:
+    """The lock build_tree holds for src: held, nothing builds that tree."""
+    return build_lock(f"ktree-{tree_key(src)}")
+
+
+def test_tree() -> Path:
+    """guest-kselftest's own kernel tree (tests/guest/test_kselftest.py):
+    CACHE/kselftest-test-tree/linux, a hardlinked copy (cp -al) of the
+    pinned source, made again when that changes. Its path stays put, so
+    that its build is incremental from one run to the next; the test only
+    ever replaces its files (a new file renamed over the old), never writes
+    them in place."""
+    src = linux_source()
+    top = cache_dir() / "kselftest-test-tree"
+    copy, copy_of = top / "linux", top / "copy-of"
+    with build_lock("kselftest-test-tree"):
+        if not (copy.is_dir() and copy_of.is_file() and copy_of.read_text() == str(src)):
+            top.mkdir(parents=True, exist_ok=True)
+            for old in (copy, top / "linux.new"):
+                if old.exists():
+                    shutil.rmtree(old)  # unlinks: the pinned source keeps its files
+            subprocess.run(["cp", "-al", str(src), str(top / "linux.new")], check=True)
+            os.rename(top / "linux.new", copy)
+            copy_of.write_text(str(src))
+    return copy
+
+
 def build_tree(qemu: Path, src: Path, fragments: list) -> KselftestBuild:
     """build_kselftest for an own tree, in CACHE/ktree-KEY."""
     for f in fragments:
         if not f.is_file():
             raise UsageError(f"--config {f}: no such file")
-    where = cache_dir() / f"ktree-{hashlib.sha256(str(src).encode()).hexdigest()[:16]}"
+    with tree_lock(src):
+        return build_tree_locked(qemu, src, fragments, cache_dir() / f"ktree-{tree_key(src)}")
+
+
+def build_tree_locked(qemu: Path, src: Path, fragments: list, where: Path) -> KselftestBuild:
+    """build_tree's work, in where."""
     seconds = {}
     with timed(seconds, "kernel"):
         kout, bz, release, config_missing = build_tree_kernel(src, where, fragments)
@@ -609,18 +708,30 @@ _MESON_VALUE_OPTS = {"--suite", "--no-suite", "--repeat", "--num-processes", "-j
                      "--gdb-path", "--max-lines", "-C"}
 
 
-def build_for_tests(meson_args: list) -> None:
-    """Build what the tests that `meson test MESON_ARGS` selects need."""
+def build_for_tests(meson_args: list) -> list:
+    """Build what the tests that `meson test MESON_ARGS` selects need, but
+    for the kernels that only their later suites boot: those are returned
+    as [(what, build function)], for build_in_background to build while
+    the earlier suites run (guest-kselftest's test tree, then the debug
+    flavour: the order they are needed in)."""
     with build_lock():
         model = build_model()
-        stage = stage_for_tests(meson_args, suites_by_test(model))
+        tests = suites_by_test(model)
+        stage = stage_for_tests(meson_args, tests)
         if stage == "model":
-            return
+            return []
         qemu = build_qemu(model)
-        if stage in ("guest", "guest-debug"):
-            build_guest(qemu, "default")
-        if stage == "guest-debug":
-            build_guest(qemu, "debug")
+        if stage == "qemu":
+            return []
+        build_guest(qemu, "default")
+    suites = selected_suites(meson_args, tests)
+    later = []
+    if "guest-kselftest" in suites:
+        later.append(("guest-kselftest's kernel tree",
+                      lambda: build_tree(qemu, tree_dir(test_tree()), [TEST_TREE_FRAGMENT])))
+    if stage == "guest-debug":
+        later.append(("the debug kernel flavour", lambda: build_pinned(qemu, "debug")))
+    return later
 
 
 def suites_by_test(model_build: Path) -> dict:
@@ -634,6 +745,12 @@ def stage_for_tests(meson_args: list, tests: dict) -> str:
     configured build to list them)."""
     if "--list" in meson_args:
         return "model"
+    needs = [SUITE_NEEDS.get(suite, "guest") for suite in selected_suites(meson_args, tests)] or ["model"]
+    return max(needs, key=STAGES.index)
+
+
+def selected_suites(meson_args: list, tests: dict) -> set:
+    """The suites of the tests `meson test MESON_ARGS` selects."""
     wanted, unwanted, names = set(), set(), []
     args = list(meson_args)
     while args:
@@ -656,5 +773,4 @@ def stage_for_tests(meson_args: list, tests: dict) -> str:
         if unwanted.intersection(test_suites):
             continue
         suites.update(test_suites)
-    needs = [SUITE_NEEDS.get(suite, "guest") for suite in suites] or ["model"]
-    return max(needs, key=STAGES.index)
+    return suites

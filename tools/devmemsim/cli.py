@@ -10,7 +10,7 @@ from pathlib import Path
 
 from . import build, clusterfile, collective, conformance, demo, fidelity, kselftest, sim, srun, stats, sweep
 from .addressing import MAX_NODES
-from .build import build_all, build_for_tests, build_lock, build_model
+from .build import build_all, build_for_tests, build_in_background, build_lock, build_model
 from .cluster import Cluster, Machine, list_clusters, node_config
 from .errors import Failure, UsageError, log
 from .paths import BUILD
@@ -367,8 +367,8 @@ def cmd_kselftest(a) -> int:
 
 def cmd_test(a) -> int:
     meson_args = (["--suite", "quick"] if a.quick else []) + a.argv
-    build_for_tests(meson_args)
-    status = subprocess.call(["meson", "test", "-C", str(BUILD), "--print-errorlogs", *meson_args])
+    with build_in_background(build_for_tests(meson_args)):
+        status = subprocess.call(["meson", "test", "-C", str(BUILD), "--print-errorlogs", *meson_args])
     counts = {"passed": 0, "failed": 0, "skipped": 0}
     try:
         with open(BUILD / "meson-logs" / "testlog.json") as f:
