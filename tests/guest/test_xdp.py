@@ -17,7 +17,10 @@ program) attached to node0's interface act on IPv4 UDP datagrams to port
   queue 1 receives the datagrams node1 sends there, byte for byte, and
   sends datagrams node1 receives intact; it keeps receiving, every frame
   checked, while the first program is attached, RX rings are restarted,
-  the channel count changes and the program goes and comes back."""
+  the channel count changes and the program goes and comes back; and when
+  it goes away while the device refuses the pair's new rings (the
+  driver's fault-injection hook), the pool is released all the same, and
+  the pair's TX queue, down, drops what it is sent."""
 
 import base64
 import json
@@ -125,6 +128,17 @@ print(seq - first)
 """
 # The first stream datagram sent once the reconfigurations are over.
 TAIL_FIRST = 1 << 40
+
+# dmsnic's fault-injection hook for the device refusing a queue (debugfs;
+# Documentation/fault-injection/): FAIL PROBABILITY [TIMES] arms it,
+# FAIL 0 disarms it.
+FAIL = r"""
+FAIL() {
+    mountpoint -q /sys/kernel/debug || mount -t debugfs debugfs /sys/kernel/debug
+    d=/sys/kernel/debug/dmsnic/fail_queue_enable
+    echo 1 >$d/verbose && echo ${2:--1} >$d/times && echo $1 >$d/probability
+}
+"""
 
 # The interface's netdev attributes and device qstats through the kernel's
 # YNL library: {"dev": dev-get, "qstats": device qstats}.
@@ -435,6 +449,56 @@ done""", timeout=900)
         self.assertEqual(int(sent), tail)
         self.assertEqual(sorted(set(range(TAIL_FIRST, TAIL_FIRST + tail)) - got), [])
         self.assertGreater(during, 0, "nothing arrived during the reconfigurations")
+
+    def test_8_zero_copy_off_when_the_device_refuses(self):
+        """The zero-copy socket on queue 1 goes away while the device
+        refuses the pair's new page-pool rings once (fail_queue_enable).
+        The driver cannot keep the pool (the core WARNs if it says it
+        failed): the pool is released, the pair is left down, its refusal
+        counted. For longer than the stack's TX watchdog waits (5 s),
+        datagrams steered to TX queue 1 are dropped and counted there, not
+        held behind a stopped queue (which the watchdog reports as a hang).
+        Detaching the program restarts every pair, and queue 1 receives
+        again."""
+        queue, n, size = 1, 50, 1000
+        if0 = self.ifname[0]
+        rule = None
+        mark = int(self.sh(0, "dmesg | wc -l"))
+        counter = f"ethtool -S {if0} | sed -n 's/^ *%s: //p'"
+        before = self.sh(0, counter % f"q{queue}_start_errors")
+        drops = self.sh(0, counter % f"tx{queue}_drops")
+        try:
+            rule = self.xsk_stream(queue, size)
+            self.sh(0, f"bpftool net attach xdpdrv pinned /sys/fs/bpf/dms_xsk dev {if0}")
+            down = self.sh(0, FAIL + f"""
+FAIL 100 1
+pkill -f '[d]ms_xsk.py'
+for i in $(seq 300); do dmesg | tail -n +{mark + 1} | grep 'queue pair {queue} stays down' && break; sleep 0.1; done
+FAIL 0
+tc qdisc add dev {if0} clsact
+tc filter add dev {if0} egress pref 1 protocol ip flower ip_proto udp dst_port 5298 \
+    action skbedit queue_mapping {queue}
+python3 -c "import socket, time
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+for i in range(70):
+    s.sendto(bytes(100), ('{NODE1}', 5298))
+    time.sleep(0.1)"
+tc qdisc del dev {if0} clsact
+ip link set dev {if0} xdpdrv off""")
+            after = self.sh(0, counter % f"q{queue}_start_errors")
+            dropped = int(self.sh(0, counter % f"tx{queue}_drops")) - int(drops)
+            before_rx = self.ethtool_stats(0)
+            sent, got = self.send_datagrams(n, size)
+            after_rx = self.ethtool_stats(0)
+        finally:
+            self.sh(0, FAIL + f"FAIL 0; tc qdisc del dev {if0} clsact 2>/dev/null", check=False)
+            self.xsk_detach(rule)
+        self.assertEqual(complaints(self.sh(0, f"dmesg | tail -n +{mark + 1}")), [])
+        self.assertIn("stays down", down)
+        self.assertEqual(int(after) - int(before), 1, "the refusal was not counted")
+        self.assertGreaterEqual(dropped, 60, "the down pair's TX queue did not drop what it was sent")
+        self.assertEqual(sent, got)
+        self.assertGreaterEqual(after_rx["rx_packets"] - before_rx["rx_packets"], n)
 
 
 if __name__ == "__main__":

@@ -232,6 +232,18 @@ static void dmsnic_txq_stop(struct netdev_queue *txq)
 }
 
 /*
+ * A pair left down while the interface runs (the device refused its
+ * rings): its TX queue is woken, not left stopped, and dmsnic_start_xmit()
+ * drops and counts what the stack sends it until every pair restarts. A
+ * queue left stopped would keep its qdisc's backlog for good and trip the
+ * stack's TX watchdog, which reports a hang that is not one.
+ */
+static void dmsnic_txq_left_down(struct dmsnic_priv *priv, struct dmsnic_qp *qp)
+{
+	netif_tx_wake_queue(netdev_get_tx_queue(priv->netdev, qp->idx));
+}
+
+/*
  * The rings of one queue pair. A reconfiguration builds all of them before
  * it stops the running pairs, so that failing to get the memory (or a
  * bound dma-buf too small for a larger ring: -ENOBUFS) changes nothing.
@@ -572,11 +584,13 @@ int dmsnic_qp_rebuild(struct dmsnic_priv *priv, struct dmsnic_qp *qp,
 	dmsnic_qp_stop(priv, qp, restore ? &mem[1] : NULL);
 	if (!err)
 		err = dmsnic_qp_start(priv, qp, &mem[0]);
-	if (!err || (restore && !dmsnic_qp_start(priv, qp, &mem[1])))
+	if (!err || (restore && !dmsnic_qp_start(priv, qp, &mem[1]))) {
 		netif_tx_wake_queue(txq);
-	else
+	} else {
 		netdev_err(priv->netdev, "queue pair %u stays down: %d\n",
 			   qp->idx, err);
+		dmsnic_txq_left_down(priv, qp);
+	}
 out:
 	if (mem)
 		dmsnic_qp_mems_free(priv, mem, 2);
@@ -638,6 +652,7 @@ static void dmsnic_qp_restart(struct dmsnic_priv *priv, struct dmsnic_qp *qp,
 		swap(qp->tx, mem.tx);
 		netdev_err(priv->netdev, "queue pair %u stays down after %s: %d\n",
 			   qp->idx, why, err);
+		dmsnic_txq_left_down(priv, qp);
 	}
 	u64_stats_update_begin(&qp->txc_stats.syncp);
 	qp->txc_stats.errors += dropped;
@@ -809,6 +824,7 @@ static int dmsnic_rx_switch(struct dmsnic_priv *priv, struct dmsnic_qp *qp,
 			dmsnic_qp_stop(priv, qp, NULL);
 			netdev_err(priv->netdev, "queue pair %u stays down: %d\n",
 				   qp->idx, err);
+			dmsnic_txq_left_down(priv, qp);
 			return err;
 		}
 	}

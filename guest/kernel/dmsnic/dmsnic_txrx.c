@@ -1322,6 +1322,14 @@ static int dmsnic_tx_prepare(struct dmsnic_priv *priv, struct sk_buff *skb)
 	return sop;
 }
 
+static void dmsnic_tx_count_drop(struct dmsnic_qp *qp, struct sk_buff *skb)
+{
+	dev_kfree_skb_any(skb);
+	u64_stats_update_begin(&qp->tx_stats.syncp);
+	qp->tx_stats.drops++;
+	u64_stats_update_end(&qp->tx_stats.syncp);
+}
+
 netdev_tx_t dmsnic_start_xmit(struct sk_buff *skb, struct net_device *dev)
 {
 	struct dmsnic_priv *priv = netdev_priv(dev);
@@ -1334,6 +1342,11 @@ netdev_tx_t dmsnic_start_xmit(struct sk_buff *skb, struct net_device *dev)
 	bool gso;
 	int sop;
 
+	if (unlikely(!READ_ONCE(qp->hw_up))) {
+		/* A pair left down (dmsnic_txq_left_down()): no ring to use. */
+		dmsnic_tx_count_drop(qp, skb);
+		return NETDEV_TX_OK;
+	}
 	sop = dmsnic_tx_prepare(priv, skb);
 	if (sop < 0)
 		goto drop;
@@ -1367,10 +1380,7 @@ netdev_tx_t dmsnic_start_xmit(struct sk_buff *skb, struct net_device *dev)
 	return NETDEV_TX_OK;
 
 drop:
-	dev_kfree_skb_any(skb);
-	u64_stats_update_begin(&qp->tx_stats.syncp);
-	qp->tx_stats.drops++;
-	u64_stats_update_end(&qp->tx_stats.syncp);
+	dmsnic_tx_count_drop(qp, skb);
 	if (!netdev_xmit_more() || netif_xmit_stopped(txq))
 		dmsnic_tx_doorbell(qp);
 	return NETDEV_TX_OK;
