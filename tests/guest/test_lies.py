@@ -118,8 +118,9 @@ class Lies(TwoNodes):
         self.lie("nic_lie_gro", 5530, 0.05, caught="hw_gro_bad")
 
     def test_pack_pieces_contradict_offsets(self):
-        # A piece without PBUF_DONE that reaches its buffer's end is taken
-        # as the end anyway: only the overlong pieces are caught.
+        # A piece without PBUF_DONE that reaches its buffer's end leaves the
+        # buffer in the ring until a piece names the next one (the device
+        # moved on): only the overlong pieces are caught.
         self.lie("nic_lie_pack", 5540, 0.05)
 
     def test_gpu_status_lies(self):

@@ -307,6 +307,55 @@ TEST_F(NicLies, CompletionWrittenTwice)
 	EXPECT_TRUE(counted("nic_lie_dup", 2)) << faults_json();
 }
 
+// On a PACK queue the duplicate of a frame's EOP completion continues no
+// frame and names the buffer the NIC still fills: the NIC's next piece goes
+// after the true one, not after the duplicate. A driver that takes the
+// duplicate as a piece counts ahead of the NIC, may end that buffer while
+// the NIC still holds it, and refilling its slot's worth puts the tail on
+// the NIC's head buffer: the NIC sees an empty ring and waits, with every
+// frame behind it, until a doorbell posts past it (guest-lies' stall).
+TEST_F(NicLies, PackDuplicateNamesTheBufferStillFilled)
+{
+	set("nic_lie_dup_rate=1");
+	enable(DMS_NIC_Q_PACK);
+	// Split: 4096 payload bytes fill buffer 0, 1904 start buffer 1.
+	rx(tcp_frame(6000));
+	auto c = cmpls();
+	ASSERT_EQ(c.size(), 3u);
+	const uint16_t kind = DMS_RX_F_SOP | DMS_RX_F_EOP | DMS_RX_F_PBUF_DONE;
+	EXPECT_EQ(c[0].flags & kind, DMS_RX_F_SOP | DMS_RX_F_PBUF_DONE);
+	EXPECT_EQ(c[1].flags & kind, DMS_RX_F_EOP);
+	EXPECT_EQ(std::memcmp(&c[1], &c[2], sizeof(c[0])), 0);
+	EXPECT_EQ(c[2].pbuf_id, 1);
+	const uint32_t fill =
+		(c[1].pay_len + DMS_NIC_PACK_ALIGN - 1) / DMS_NIC_PACK_ALIGN * DMS_NIC_PACK_ALIGN;
+	set("");
+	// The NIC's next piece: buffer 1 where the true piece ended (rounded
+	// up), not where a driver that took the duplicate would read it.
+	const auto f = tcp_frame(1000, 0x5a);
+	rx(f);
+	c = cmpls();
+	ASSERT_EQ(c.size(), 1u);
+	EXPECT_EQ(c[0].pbuf_id, 1);
+	EXPECT_FALSE(c[0].flags & DMS_RX_F_PBUF_DONE);
+	ASSERT_EQ(c[0].hdr_len + c[0].pay_len, f.size());
+	EXPECT_EQ(std::memcmp(host_->at(kPdata + kPsize + fill), &f[c[0].hdr_len], c[0].pay_len),
+		  0);
+	// Buffer 0 came back and slot 63 is posted again (tail 0); a driver
+	// that also ended buffer 1 posts slot 0: tail 1, the NIC's head.
+	const uint32_t waits = rd(DMS_NIC_REG_STAT_RX_NO_BUF);
+	qw(DMS_NIC_RXQ_PBUF_TAIL, 1);
+	rx(tcp_frame(1000));
+	EXPECT_TRUE(cmpls().empty());
+	EXPECT_EQ(rd(DMS_NIC_REG_STAT_RX_NO_BUF), waits + 1);
+	// Only a doorbell past it (or a restart of the queue) lets it go on.
+	qw(DMS_NIC_RXQ_PBUF_TAIL, 2);
+	run();
+	c = cmpls();
+	ASSERT_EQ(c.size(), 1u);
+	EXPECT_EQ(c[0].pbuf_id, 1);
+}
+
 // No free completion slot beyond the frame's: no duplicate, not counted.
 TEST_F(NicLies, DuplicateOnlyInAFreeSlot)
 {

@@ -848,10 +848,21 @@ static void dmsnic_rx_start_frame(struct dmsnic_qp *qp,
  * A piece of a packed buffer (NIC v1.9): it starts where the buffer's last
  * piece ended, rounded up to DMS_NIC_PACK_ALIGN, or at 0 in a new buffer,
  * and takes one of the buffer's references. The buffer leaves the ring
- * once the device is done with it. A piece beyond the buffer, or more
- * pieces than it can hold, is the device's lie: none is taken, and the
- * buffer stays in the ring, as the device may still write it; the ring
- * has lost track (*lost) and waits for the pair's restart.
+ * once the device says it is done with it (PBUF_DONE), or when a piece
+ * names another buffer. A piece beyond the buffer, or more pieces than it
+ * can hold, is the device's lie: none is taken, and the buffer stays in
+ * the ring, as the device may still write it; the ring has lost track
+ * (*lost) and waits for the pair's restart.
+ *
+ * A piece that reaches the buffer's end without PBUF_DONE does not end
+ * it: either the device moved on without saying so (its next piece names
+ * another buffer, which ends this one), or the ring's offsets ran ahead
+ * of the device's (a duplicated completion taken as a piece) and the
+ * device still fills this buffer. Ending it then would be fatal: refill
+ * posts the freed slot's worth and the tail lands on the device's head
+ * buffer, so the device sees an empty ring, writes nothing, and NIC
+ * reception waits on this queue for good. Kept, the device's next piece
+ * in it is caught as one beyond the buffer, and the pair restarts.
  */
 static netmem_ref dmsnic_rx_take_piece(struct dmsnic_rx_ring *rx, u16 id,
 				       u32 len, u16 flags,
@@ -875,7 +886,7 @@ static netmem_ref dmsnic_rx_take_piece(struct dmsnic_rx_ring *rx, u16 id,
 	rx->pbias[id]--;
 	end = off + ALIGN(len, DMS_NIC_PACK_ALIGN);
 	pc->off = off;
-	if ((flags & DMS_RX_F_PBUF_DONE) || end >= rx->buf_size) {
+	if (flags & DMS_RX_F_PBUF_DONE) {
 		pc->truesize = rx->buf_size - off;
 		dmsnic_rx_pack_end(rx, id, true);
 	} else {
@@ -908,6 +919,17 @@ void dmsnic_rx_take_bufs(struct dmsnic_qp *qp, const struct dms_rx_cmpl *c,
 
 	*have_hb = false;
 	*netmem = 0;
+	/*
+	 * A completion that continues no frame (a frame's EOP completion
+	 * written again, nic_lie_dup) names a buffer the frame already had:
+	 * on a packed ring, the one the device still fills, and taking it as
+	 * a piece would move the ring's offsets past the device's. Take
+	 * nothing: the ring has lost track.
+	 */
+	if (unlikely(!(flags & DMS_RX_F_SOP) && !rx->in_frame)) {
+		lost = true;
+		goto bad;
+	}
 	if (flags & DMS_RX_F_HDR) {
 		*have_hb = dmsnic_rx_take_hbuf(rx, le16_to_cpu(c->hbuf_id), hb);
 		lost = !*have_hb;
@@ -933,6 +955,7 @@ void dmsnic_rx_take_bufs(struct dmsnic_qp *qp, const struct dms_rx_cmpl *c,
 	if (likely((!(flags & DMS_RX_F_HDR) || *have_hb) &&
 		   (!(flags & DMS_RX_F_PAY) || *netmem)))
 		return;
+bad:
 	u64_stats_update_begin(&qp->rx_stats.syncp);
 	qp->rx_stats.bad_cmpl++;
 	u64_stats_update_end(&qp->rx_stats.syncp);
