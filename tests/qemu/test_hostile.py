@@ -311,8 +311,12 @@ class Budget(Node):
         wall_us = self.qt.qmp("qom-get", path="/objects/dms", property="step-wall-max-us")
         print(f"  longest step {wall_us / 1000:.1f} ms; work {stats['work']}", file=sys.stderr)
         work = stats["work"]
+        # The bound on a step's work is exact; its wall time is the same
+        # check seen from the host, as loose as the two above: on a loaded
+        # host (tests beside it, the suite's background kernel builds) a
+        # step can lose the CPU for 100 ms, where the finding held it 1.4 s.
         self.assertLessEqual(work["max_step_units"], work["step_units_bound"])
-        self.assertLess(wall_us, 100000, "one model step held the main loop")
+        self.assertLess(wall_us, 500000, "one model step held the main loop")
         return stats
 
     def test_stalled_chains_then_a_full_ring(self):
