@@ -70,8 +70,9 @@ IPERF_SECONDS = 4
 # on a busy host) sends as much as a fast one. (The receiver's count can end
 # short of it: iperf3 stops counting when the sender's results arrive.)
 TRANSFER_BYTES = scaled(4 << 20)
-# Interrupt moderation: rx/tx-usecs settings compared (interrupts per MiB),
-# and the bytes each setting's checked transfer sends.
+# Interrupt moderation: rx/tx-usecs settings compared (interrupts per MiB;
+# under the debug kernel the first only, the same ethtool -C path), and the
+# bytes each setting's checked transfer sends.
 MODERATION_USECS = (0, 8, 64, 256)
 MODERATION_CHECK_BYTES = scaled(8 << 20)
 
@@ -600,7 +601,7 @@ class Nic(TwoNodes):
         self.assertNotEqual(bad.returncode, 0, "rx-usecs beyond the device's 1 ms accepted")
         self.sh(1, f"ethtool -L {self.ifname[1]} combined 1")
         try:
-            for usecs in MODERATION_USECS:
+            for usecs in MODERATION_USECS[:scaled(len(MODERATION_USECS))]:
                 self.coalesce(1, f"rx-usecs {usecs} rx-frames 0 tx-usecs {usecs} tx-frames 0")
                 before = self.queue_interrupts(1)
                 res = self.iperf(0, 1, port=5206, seconds=3)
