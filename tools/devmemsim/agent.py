@@ -19,6 +19,8 @@ from .errors import Failure
 LOOK_EVERY = 0.5
 PING_AFTER = 10.0
 SILENT_LIMIT = 120.0
+# The status dms-agent gives a command it killed at its timeout (timeout(1)'s).
+TIMED_OUT = 124
 
 
 class Silent(Failure):

@@ -489,9 +489,10 @@ class Cluster:
             self.watcher = NodeWatch(self, from_start=False)
         return self.watcher
 
-    def exec(self, node: str, argv, out=None, err=None) -> int:
+    def exec(self, node: str, argv, out=None, err=None, timeout: float = 0) -> int:
         """Run argv on node through its agent, streaming its output; its
-        exit status. Meanwhile every node is watched (watch()): one that
+        exit status (with a timeout, the agent kills it after that many
+        seconds: agent.TIMED_OUT). Meanwhile every node is watched (watch()): one that
         dies raises GuestDied within seconds."""
         w = self.watch()
         try:
@@ -501,7 +502,7 @@ class Cluster:
         except Failure as e:
             w.died(node, str(e))
         try:
-            status = ag.exec(argv, out, err, watch=w.check)
+            status = ag.exec(argv, out, err, timeout=timeout, watch=w.check)
             w.check(final=True)
             return status
         except GuestDied:
