@@ -4,6 +4,7 @@ address plan (data_addr(node): node N's address on the data link)."""
 
 import contextlib
 import io
+import json
 import os
 import re
 import struct
@@ -230,3 +231,69 @@ class TwoNodes(unittest.TestCase):
         cidr6 = f"CIDR6={DATA.cidr6(node)}\n" if ipv6 else ""
         out = cls.sh(node, f"CIDR={DATA.cidr(node)}\n{cidr6}{NIC_UP}")
         return re.search(r"^IF=(\S+)$", out, re.M).group(1)
+
+
+# dms-devmem, the guest's devmem TCP tool (guest/tools), and the data-link
+# addresses of the transfers the fault tests run: node1 receives.
+DMS_DEVMEM = "/opt/devmemsim/bin/dms-devmem"
+SERVER, CLIENT = data_addr(1), data_addr(0)
+
+
+class FaultNodes(TwoNodes):
+    """TwoNodes whose tests set the devices' fault injection at run time
+    (the devmemsim-node object's `faults` property over QMP) and answer
+    for what the kernels say while they run (new_dmesg())."""
+
+    @classmethod
+    def setup_nodes(cls):
+        cls.cluster = Cluster(cls.NAME)
+
+    def setUp(self):
+        self.dmesg_lines = [int(self.sh(n, "dmesg | wc -l")) for n in (0, 1)]
+
+    def new_dmesg(self, node):
+        """What node N's kernel said since the test began."""
+        return self.sh(node, f"dmesg | tail -n +{self.dmesg_lines[node] + 1}")
+
+    def sh(self, node, script, timeout=600):
+        res = run(self.NAME, node, script, timeout)
+        self.assertEqual(res.returncode, 0, f"node{node}: {script}\n{res.stdout}\n{res.stderr}")
+        return res.stdout
+
+    def set_faults(self, node, settings):
+        self.cluster.qmp(f"node{node}", "qom-set", path="/objects/dms", property="faults",
+                         value=settings)
+
+    def faults(self, node):
+        """The model's fault counters of node N."""
+        return self.cluster.stats(f"node{node}")["faults"]
+
+    def ethtool(self, node, stat):
+        """The sum of the ethtool -S counters of eth1 whose name holds stat."""
+        out = self.sh(node, f"ethtool -S eth1 | awk '/{stat}/ {{s += $2}} END {{print s + 0}}'")
+        return int(out.strip())
+
+    def tool(self, node, args, timeout=600):
+        """dms-devmem ARGS on node N: its exit status and its JSON result."""
+        res = run(self.NAME, node, f"{DMS_DEVMEM} {args}", timeout)
+        lines = res.stdout.strip().splitlines()
+        self.assertTrue(lines, f"node{node}: dms-devmem {args}: no output\n{res.stderr}")
+        return res.returncode, json.loads(lines[-1])
+
+    def transfer(self, port, nbytes, mode="devmem", timeout=600):
+        """A dms-devmem transfer node0 -> node1; both results, checked:
+        every byte arrived and the CRC32C of the source (node0's GPU) and of
+        what arrived (node1's GPU) agree."""
+        self.sh(1, f"rm -f /tmp/r{port} /tmp/s{port}; nohup {DMS_DEVMEM} server --addr {SERVER} "
+                   f"--peer {CLIENT} --port {port} --mode {mode} --ready-file /tmp/r{port} "
+                   f"--result /tmp/s{port} >/dev/null 2>&1 & "
+                   f"for i in $(seq 300); do [ -e /tmp/r{port} ] && break; sleep 0.1; done")
+        rc, client = self.tool(0, f"client --addr {SERVER} --port {port} --mode {mode} "
+                                  f"--bytes {nbytes}", timeout)
+        server = json.loads(self.sh(1, f"for i in $(seq 600); do [ -e /tmp/s{port} ] && break; "
+                                       f"sleep 0.1; done; cat /tmp/s{port}"))
+        self.assertEqual(rc, 0, client)
+        self.assertNotIn("error", server)
+        self.assertEqual(server["bytes"], nbytes, server)
+        self.assertEqual(server["crc32c"], client["crc32c"], (server, client))
+        return client, server

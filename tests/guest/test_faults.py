@@ -18,15 +18,11 @@ Every test ends with both nodes clean: no page pool or dma-buf binding left,
 every dmsgpu buffer back, nothing in dmesg that KERNEL_COMPLAINTS names.
 """
 
-import json
 import os
 import time
 
-from guestlib import TwoNodes, complaints, data_addr, main, run
-from devmemsim.cluster import Cluster
+from guestlib import FaultNodes, complaints, main, run
 
-TOOL = "/opt/devmemsim/bin/dms-devmem"
-SERVER, CLIENT = data_addr(1), data_addr(0)  # node1 receives, node0 sends
 MiB = 1 << 20
 
 # On both nodes from boot: 0.5 % of frames lost and 0.5 % corrupted, each
@@ -35,69 +31,15 @@ WIRE_FAULTS = {"seed": 7, "rx_drop_rate": 0.005, "rx_corrupt_rate": 0.005,
                "tx_drop_rate": 0.005, "tx_corrupt_rate": 0.005}
 
 
-class Faults(TwoNodes):
+class Faults(FaultNodes):
     NAME = f"faults-test-{os.getpid()}"
     BOOT_ARGS = tuple(arg for key, value in WIRE_FAULTS.items()
                       for arg in ("--set", f"faults.{key}={value}"))
-
-    @classmethod
-    def setup_nodes(cls):
-        cls.cluster = Cluster(cls.NAME)
-
-    def setUp(self):
-        # Each test answers for what the kernels say while it runs.
-        self.dmesg_lines = [int(self.sh(n, "dmesg | wc -l")) for n in (0, 1)]
-
-    def new_dmesg(self, node):
-        return self.sh(node, f"dmesg | tail -n +{self.dmesg_lines[node] + 1}")
 
     def tearDown(self):
         # Back to the boot-time wire faults, whatever a test set.
         for node in (0, 1):
             self.set_faults(node, " ".join(f"{k}={v}" for k, v in WIRE_FAULTS.items()))
-
-    # ------------------------------------------------------------ helpers
-
-    def sh(self, node, script, timeout=600):
-        res = run(self.NAME, node, script, timeout)
-        self.assertEqual(res.returncode, 0, f"node{node}: {script}\n{res.stdout}\n{res.stderr}")
-        return res.stdout
-
-    def set_faults(self, node, settings):
-        self.cluster.qmp(f"node{node}", "qom-set", path="/objects/dms", property="faults",
-                         value=settings)
-
-    def faults(self, node):
-        return self.cluster.stats(f"node{node}")["faults"]
-
-    def ethtool(self, node, stat):
-        """The sum of the ethtool -S counters of eth1 whose name holds stat."""
-        out = self.sh(node, f"ethtool -S eth1 | awk '/{stat}/ {{s += $2}} END {{print s + 0}}'")
-        return int(out.strip())
-
-    def tool(self, node, args, timeout=600):
-        res = run(self.NAME, node, f"{TOOL} {args}", timeout)
-        lines = res.stdout.strip().splitlines()
-        self.assertTrue(lines, f"node{node}: dms-devmem {args}: no output\n{res.stderr}")
-        return res.returncode, json.loads(lines[-1])
-
-    def transfer(self, port, nbytes=8 * MiB, mode="devmem", timeout=600):
-        """A dms-devmem transfer node0 -> node1; both results, checked:
-        every byte arrived and the CRC32C of the source (node0's GPU) and of
-        what arrived (node1's GPU) agree."""
-        self.sh(1, f"rm -f /tmp/r{port} /tmp/s{port}; nohup {TOOL} server --addr {SERVER} "
-                   f"--peer {CLIENT} --port {port} --mode {mode} --ready-file /tmp/r{port} "
-                   f"--result /tmp/s{port} >/dev/null 2>&1 & "
-                   f"for i in $(seq 300); do [ -e /tmp/r{port} ] && break; sleep 0.1; done")
-        rc, client = self.tool(0, f"client --addr {SERVER} --port {port} --mode {mode} "
-                                  f"--bytes {nbytes}", timeout)
-        server = json.loads(self.sh(1, f"for i in $(seq 600); do [ -e /tmp/s{port} ] && break; "
-                                       f"sleep 0.1; done; cat /tmp/s{port}"))
-        self.assertEqual(rc, 0, client)
-        self.assertNotIn("error", server)
-        self.assertEqual(server["bytes"], nbytes, server)
-        self.assertEqual(server["crc32c"], client["crc32c"], (server, client))
-        return client, server
 
     def assert_clean(self, node):
         """No page pool outlived its queue, no dma-buf is still bound, every
