@@ -90,11 +90,10 @@ import shutil
 import sys
 import tempfile
 import time
-import unittest
 from collections import Counter
 from pathlib import Path
 
-from guestlib import TwoNodes, complaints, data_addr, run
+from guestlib import TwoNodes, complaints, data_addr, main, run
 from devmemsim.console import report
 from test_devmem import TOOL
 from test_devmem_upstream import HW
@@ -132,8 +131,11 @@ ADDR = {n: data_addr(n) for n in (0, 1)}
 MiB = 1 << 20
 DEBUG = os.environ.get("DEVMEMSIM_KERNEL") == "debug"
 # Per round; the debug kernel moves a few Mbit/s under TCG.
-DEVMEM_BYTES = (4 if DEBUG else 16) * MiB
-TCP_BYTES = (2 if DEBUG else 8) * MiB
+DEVMEM_BYTES = (2 if DEBUG else 16) * MiB
+TCP_BYTES = (1 if DEBUG else 8) * MiB
+# iperf3's rate each way: load, not a flood that starves the debug
+# kernel's two vCPUs (unlimited, it took 28 s for one ethtool -L there).
+IPERF_RATE = "2M" if DEBUG else "0"
 ZCRX_BYTES = 256 << 10  # iou-zcrx's receiver gives up 5 s after it listens
 # Seconds a sender may still run after the settle, and a receiver after its
 # sender ended (TCP's retransmission backoff after a flap included).
@@ -183,14 +185,17 @@ def bg(name, command):
 
 
 def wait_ended(names, seconds):
-    """Shell: wait up to seconds until every bg() process in names ended;
-    print '@running-NAME' for each that did not."""
+    """Shell: wait up to seconds until every bg() process in names ended."""
     if not names:
         return ""
     rcs = " ".join(f"{WORK}/{n}.rc" for n in names)
     return (f"for i in $(seq {seconds * 10}); do n=0; for f in {rcs}; do [ -e $f ] || n=1; done; "
-            f"[ $n = 0 ] && break; sleep 0.1; done\n"
-            + "".join(f"[ -e {WORK}/{n}.rc ] || echo '@running-{n}'\n" for n in names))
+            f"[ $n = 0 ] && break; sleep 0.1; done\n")
+
+
+def still_running(names):
+    """Shell: '@running-NAME' for each bg() process in names still running."""
+    return "".join(f"[ -e {WORK}/{n}.rc ] || echo '@running-{n}'\n" for n in names)
 
 
 def kill_left(names):
@@ -281,16 +286,20 @@ class Stress(TwoNodes):
         cls.tally = Counter()
         cls.xdp = {0: None, 1: None}
         cls.gpu_unbound = set()
+        started = time.monotonic()
         super().setUpClass()
+        say(f"nodes booted, probed and set up in {time.monotonic() - started:.0f} s")
 
     @classmethod
     def setup_nodes(cls):
-        cls.ifname = {n: cls.nic_up(n) for n in (0, 1)}
-        probes = {n: sections(cls.sh(n, cls.probe_script(n))) for n in (0, 1)}
+        """Each node probed (what the ops need) and its files installed in
+        one command (on the debug kernel each costs seconds), node1 first:
+        node0 starts iperf3 against node1's server."""
+        cls.ifname = {n: cls.nic_up(n) for n in (1, 0)}
+        probes = {n: sections(cls.sh(n, cls.probe_script(n) + cls.install_script(n))) for n in (1, 0)}
         cls.base = {n: cls.configuration(probes[n]) for n in (0, 1)}
         cls.mac = {n: probes[n]["mac"].strip() for n in (0, 1)}
         cls.ops = cls.supported(probes[0])
-        cls.install()
 
     # ---- what the nodes can do ---------------------------------------------
 
@@ -368,27 +377,27 @@ echo @tools; command -v iperf3; command -v socat
         return ops
 
     @classmethod
-    def install(cls):
-        """The XDP objects and test scripts onto the nodes (one command line
-        each: an argument stays below 128 KiB); iperf3 started."""
-        objs = "".join(f"base64 -d >/tmp/{p}.o <<'EOF'\n{cls.objects[p]}\nEOF\n"
-                       for p in (*XDP_PROGRAMS, "XSK") if p in cls.objects)
-        for n in (0, 1):
-            cls.sh(n, objs or "true")
-            cls.sh(n, f"cat >/tmp/xdp-rx.py <<'EOF'\n{RECEIVE}\nEOF\n"
-                      f"cat >/tmp/dms_xsk.py <<'EOF'\n{XSK_TOOL.read_text()}\nEOF\n")
-        cls.start_iperf()
+    def install_script(cls, node):
+        """The node's files (node0: the XDP objects, dms_xsk.py; node1: the
+        XDP objects, test_xdp's receiver) and its end of iperf3. One
+        argument: it stays below 128 KiB."""
+        objs = [f"base64 -d >/tmp/{p}.o <<'EOF'\n{cls.objects[p]}\nEOF"
+                for p in (*XDP_PROGRAMS, "XSK") if p in cls.objects]
+        if node == 0:
+            files = f"cat >/tmp/dms_xsk.py <<'EOF'\n{XSK_TOOL.read_text()}\nEOF"
+        else:
+            files = f"cat >/tmp/xdp-rx.py <<'EOF'\n{RECEIVE}\nEOF"
+        return "\n".join([*objs, files, cls.iperf_script(node)]) + "\n"
 
-    @classmethod
-    def start_iperf_server(cls):
-        cls.sh(1, f"kill $(cat {WORK}/iperfd.pid) 2>/dev/null; sleep 0.3; "
-                  f"iperf3 -s -D -p {IPERF_PORT} -I {WORK}/iperfd.pid; sleep 0.5")
-
-    @classmethod
-    def start_iperf(cls):
-        """iperf3 both ways between the nodes until the test ends it."""
-        cls.start_iperf_server()
-        cls.sh(0, bg("iperf", f"iperf3 -c {ADDR[1]} -p {IPERF_PORT} -t 86400 --bidir"))
+    @staticmethod
+    def iperf_script(node):
+        """(Re)start node's end of the long iperf3: node1 its server, node0
+        its client (both ways), the server first."""
+        if node == 1:
+            return (f"kill $(cat {WORK}/iperfd.pid 2>/dev/null) 2>/dev/null; sleep 0.3\n"
+                    f"iperf3 -s -D -p {IPERF_PORT} -I {WORK}/iperfd.pid; sleep 0.5")
+        return kill_left(["iperf"]) + bg("iperf", f"iperf3 -c {ADDR[1]} -p {IPERF_PORT} -t 86400 --bidir "
+                                                  f"-b {IPERF_RATE}")
 
     # ---- the rounds ---------------------------------------------------------
 
@@ -411,21 +420,25 @@ echo @tools; command -v iperf3; command -v socat
         rng = random.Random(f"{SEED}/{rnd}")
         names = sorted(self.ops)
         ops = rng.choices(names, [self.ops[n] for n in names], k=rng.randint(2, 4))
-        tag, started = f"round {rnd}", time.monotonic()
+        tag, times = f"round {rnd}", [time.monotonic()]
         say(f"{tag}: {' '.join(ops)}")
         t = self.start_transfers(tag, rng, rnd)
+        times.append(time.monotonic())
         for k, op in enumerate(ops, 1):
             time.sleep(rng.uniform(0, 1.5))
             self.step(f"{tag} step {k}", op, rng, t)
+        times.append(time.monotonic())
         try:
-            self.settle(tag)
             result = self.collect(t)
+            times.append(time.monotonic())
         except Exception:
             self.show_console(f"{tag} start")
             raise
         for kind, verdict in result.items():
             self.tally[f"{kind} {verdict.split(':')[0].split()[0]}"] += 1
-        say(f"{tag}: {result} ({time.monotonic() - started:.0f} s)")
+        spans = " ".join(f"{what} {b - a:.0f}" for what, a, b in zip(("start", "ops", "settle and collect"),
+                                                                      times, times[1:]))
+        say(f"{tag}: {result} ({times[-1] - times[0]:.0f} s: {spans})")
 
     def step(self, label, op, rng, t):
         started = time.monotonic()
@@ -463,45 +476,51 @@ echo @tools; command -v iperf3; command -v socat
                   + bg("tcprx", f"socat -u TCP4-LISTEN:{t.tcp_port},reuseaddr OPEN:{WORK}/tcp-received,creat,trunc")
                   + f"\nfor j in $(seq 100); do grep -qi ':{t.tcp_port:04X} .* 0A' /proc/net/tcp && break; "
                   "sleep 0.1; done\n")
+        # The sender retries its connect for 30 s: its receiver may start
+        # after it, on the other node.
         send = (f'python3 -c "import random, sys; sys.stdout.buffer.write(random.Random({t.tcp_seed})'
                 f'.randbytes({TCP_BYTES}))" >{WORK}/tcp-sent\n'
-                + bg("tcptx", f"socat -u OPEN:{WORK}/tcp-sent TCP4:{ADDR[tcp_to]}:{t.tcp_port}") + "\n")
+                + bg("tcptx", f"socat -u OPEN:{WORK}/tcp-sent TCP4:{ADDR[tcp_to]}:{t.tcp_port},retry=300,interval=0.1")
+                + "\n")
         server = (bg("dms", f"{TOOL} server --addr {ADDR[1]} --peer {ADDR[0]} --port {t.devmem_port} "
                             f"--ready-file {WORK}/dms.ready --result {WORK}/dms.json")
                   + f"\nfor j in $(seq 600); do [ -e {WORK}/dms.ready ] || [ -e {WORK}/dms.rc ] && break; "
                   f"sleep 0.1; done\n[ -e {WORK}/dms.ready ] || {{ cat {WORK}/dms.out; exit 1; }}\n")
         client = bg("dmc", f"{TOOL} client --addr {ADDR[1]} --port {t.devmem_port} --bytes {DEVMEM_BYTES} "
                            f"--source-size {DEVMEM_BYTES} --seed {t.devmem_seed} --result {WORK}/dmc.json") + "\n"
-        res = run(NAME, 1, mark + server + (listen if tcp_to == 1 else ""), 300)
+        tcp = {tcp_to: listen, t.tcp_from: send}
+        res = run(NAME, 1, mark + server + tcp[1], 300)
         self.assertEqual(res.returncode, 0, f"{tag}: the devmem receiver did not start:\n{res.stdout}{res.stderr}")
         iperf = f"if [ -e {WORK}/iperf.rc ]; then echo @iperf-ended; tail -n 2 {WORK}/iperf.out; fi\n"
-        out = sections(self.sh(0, mark + (listen if tcp_to == 0 else "") + client
-                               + (send if t.tcp_from == 0 else "") + iperf))
-        if t.tcp_from == 1:
-            self.sh(1, send)
+        out = sections(self.sh(0, mark + client + tcp[0] + iperf))
         say(f"{tag}: devmem node0 -> node1 {DEVMEM_BYTES} B (seed {t.devmem_seed}), "
             f"TCP node{t.tcp_from} -> node{tcp_to} {TCP_BYTES} B (seed {t.tcp_seed})")
         if "iperf-ended" in out:
             say(f"{tag}: iperf3 had ended ({out['iperf-ended'].strip().splitlines()[-1:]}): restarted")
             self.tally["iperf3 restarted"] += 1
-            self.start_iperf()
+            for node in (1, 0):
+                self.sh(node, self.iperf_script(node))
         return t
 
     def collect(self, t):
-        """Wait for t's transfers, senders first, clean up, judge them:
-        {"devmem": verdict, "tcp": verdict}."""
+        """Settle both nodes, wait for t's transfers (senders first), clean
+        up, judge them: {"devmem": verdict, "tcp": verdict}. Four commands:
+        node1 settles; node0 settles and waits for its senders; node1 waits
+        for its senders, then its receivers; node0 for its receivers."""
         tcp_to = 1 - t.tcp_from
         senders, receivers = {0: ["dmc"], 1: []}, {0: [], 1: ["dms"]}
         senders[t.tcp_from].append("tcptx")
         receivers[tcp_to].append("tcprx")
         found, logs = {}, {}
-        for node in (0, 1):
-            if senders[node]:
-                found.update(sections(self.sh(node, self.senders_script(t, senders[node]),
-                                              timeout=TRANSFER_DEADLINE + 60)))
-        for node in (0, 1):
-            out = sections(self.sh(node, self.receivers_script(t, node, receivers[node], senders[node]),
-                                   timeout=RECEIVER_GRACE + 60))
+        self.check_settled(1, t.tag, sections(self.sh(1, self.settle_script(1, t.tag), check=False)))
+        out = sections(self.sh(0, self.settle_script(0, t.tag) + self.senders_script(t, senders[0]),
+                               timeout=TRANSFER_DEADLINE + 120, check=False))
+        self.check_settled(0, t.tag, out)
+        found.update(out)
+        for node in (1, 0):
+            script = (self.senders_script(t, senders[node]) if node == 1 else "") \
+                + self.receivers_script(t, node, receivers[node], senders[node])
+            out = sections(self.sh(node, script, timeout=TRANSFER_DEADLINE + RECEIVER_GRACE + 60))
             logs[node] = out.pop("dmesg", "")
             found.update(out)
         self.check_logs(t.tag, logs)
@@ -531,11 +550,14 @@ true""", check=False))
     def senders_script(t, names):
         """Wait for the senders on a node; their exit status, last line of
         output and (dmc) result."""
-        wait = "".join(wait_ended([n], GPU_GONE_WAIT if t.gpu_gone and n == "dmc" else TRANSFER_DEADLINE)
-                       for n in names)
+        wait = wait_ended(names, TRANSFER_DEADLINE)
+        if t.gpu_gone and "dmc" in names:
+            others = [n for n in names if n != "dmc"]
+            wait = wait_ended(names, GPU_GONE_WAIT) + wait_ended(others, TRANSFER_DEADLINE - GPU_GONE_WAIT)
+        wait += still_running(names)
         show = "".join(f'echo "@{n}.rc $(cat {WORK}/{n}.rc 2>/dev/null) $(tail -n 1 {WORK}/{n}.out)"\n'
                        for n in names)
-        return wait + show + (f"echo @dmc.json; cat {WORK}/dmc.json 2>/dev/null\n" if "dmc" in names else "") + "true"
+        return wait + show + (f"echo @dmc.json; cat {WORK}/dmc.json 2>/dev/null\n" if "dmc" in names else "") + "true\n"
 
     def receivers_script(self, t, node, names, senders):
         """Wait for the receivers on a node (their senders ended): until
@@ -617,11 +639,13 @@ echo @dmesg; dmesg | sed -n '/dms-stress: seed {SEED} {t.tag} start/,$p'
 
     # ---- back to the boot configuration ------------------------------------
 
-    def settle(self, tag):
-        for node in (0, 1):
-            b, i = self.base[node], self.ifname[node]
-            feats = " ".join(f"{k} {v}" for k, v in b["features"].items())
-            out = sections(self.sh(node, f"""{kmsg(f'seed {SEED} {tag} settle node{node}')}
+    def settle_script(self, node, tag):
+        """Shell: node back to its boot configuration (each command a no-op
+        where nothing changed), then what it reads."""
+        b, i = self.base[node], self.ifname[node]
+        feats = " ".join(f"{k} {v}" for k, v in b["features"].items())
+        self.xdp[node] = None
+        return f"""{kmsg(f'seed {SEED} {tag} settle node{node}')}
 ip link set dev {i} xdpdrv off 2>/dev/null
 ip link set dev {i} up
 ethtool -L {i} combined {b['channels']} 2>/dev/null
@@ -632,17 +656,19 @@ ip link set dev {i} mtu {b['mtu']}
 for j in $(seq 150); do [ "$(cat /sys/class/net/{i}/carrier)" = 1 ] && break; sleep 0.1; done
 echo @rings; ethtool -g {i}; echo @channels; ethtool -l {i}; echo @features; ethtool -k {i}
 echo @link; ip -j link show dev {i}
-""", check=False))
-            self.xdp[node] = None
-            link, feats_now = json.loads(out["link"])[0], features(out["features"])
-            now = {"rx": int(current(out["rings"], "RX")), "tx": int(current(out["rings"], "TX")),
-                   "channels": int(current(out["channels"], "Combined")), "mtu": link["mtu"],
-                   "features": {k: feats_now[OFFLOADS[k]][0] for k in b["features"]}}
-            left = [f"{k} {now[k]} (boot: {b[k]})" for k in b if now[k] != b[k]]
-            left += [] if current(out["rings"], "TCP data split") == "on" else ["tcp-data-split off"]
-            left += [] if "LOWER_UP" in link["flags"] else ["no carrier"]
-            left += ["XDP attached"] if "xdp" in link else []
-            self.assertFalse(left, f"{tag}: the settle left node{node} with {left}")
+"""
+
+    def check_settled(self, node, tag, out):
+        b = self.base[node]
+        link, feats_now = json.loads(out["link"])[0], features(out["features"])
+        now = {"rx": int(current(out["rings"], "RX")), "tx": int(current(out["rings"], "TX")),
+               "channels": int(current(out["channels"], "Combined")), "mtu": link["mtu"],
+               "features": {k: feats_now[OFFLOADS[k]][0] for k in b["features"]}}
+        left = [f"{k} {now[k]} (boot: {b[k]})" for k in b if now[k] != b[k]]
+        left += [] if current(out["rings"], "TCP data split") == "on" else ["tcp-data-split off"]
+        left += [] if "LOWER_UP" in link["flags"] else ["no carrier"]
+        left += ["XDP attached"] if "xdp" in link else []
+        self.assertFalse(left, f"{tag}: the settle left node{node} with {left}")
 
     # ---- operations: each returns its outcome, "ok..." or "refused: why" -----
 
@@ -860,23 +886,27 @@ echo "no /dev/dmsgpu0 after the rebind: $(ls /dev/dmsgpu* 2>&1)" >&2; exit 1""",
     def test_2_after_the_rounds(self):
         """Back at the boot configuration: both transfers verify, iperf3
         moves data both ways, nothing lingers, the counters are sane."""
-        self.settle("final")
+        started = time.monotonic()
+        for node in (1, 0):
+            self.check_settled(node, "final", sections(self.sh(node, self.settle_script(node, "final"))))
         t = self.start_transfers("final", random.Random(f"{SEED}/final"), 0)
         result = self.collect(t)
         self.assertEqual([v.split()[0] for v in result.values()], ["verified", "verified"], result)
-        self.sh(0, kill_left(["iperf"]))
-        self.start_iperf_server()
-        for direction in ("", "-R"):
-            res = json.loads(self.sh(0, f"iperf3 -c {ADDR[1]} -p {IPERF_PORT} -t 3 -J {direction}", timeout=120))
-            self.assertGreater(res["end"]["sum_received"]["bytes"], 64 << 10, f"iperf3 {direction}")
+        self.sh(1, self.iperf_script(1))
+        res = json.loads(self.sh(0, kill_left(["iperf"]) + f"iperf3 -c {ADDR[1]} -p {IPERF_PORT} -t 3 -J --bidir",
+                                 timeout=120))
+        for way in ("sum_received", "sum_received_bidir_reverse"):
+            self.assertGreater(res["end"][way]["bytes"], 64 << 10, f"iperf3 {way}")
         for node in (0, 1):
-            self.assert_nothing_lingers(node)
-            self.assert_counters_sane(node)
+            self.assert_clean(node)
+        say(f"final checks in {time.monotonic() - started:.0f} s")
 
-    def assert_nothing_lingers(self, node):
+    def assert_clean(self, node):
         """No page pool outlived its queue, no dma-buf is bound, every dmsgpu
         buffer is back (after loopback pings on each CPU: test_devmem's
-        assert_clean says why)."""
+        assert_clean says why); the error counters are 0 and device qstats
+        agree with the rtnl totals."""
+        i = self.ifname[node]
         out = sections(self.sh(node, f"""for k in $(seq 20); do
   for c in $(seq 0 $(($(nproc) - 1))); do taskset -c $c ping -q -c 1 -W 1 127.0.0.1 >/dev/null; done
   p=$({TOOL} pools); b=$(cat /sys/class/misc/dmsgpu0/buffers)
@@ -884,27 +914,28 @@ echo "no /dev/dmsgpu0 after the rebind: $(ls /dev/dmsgpu* 2>&1)" >&2; exit 1""",
   sleep 0.5
 done
 echo @pools; echo "$p"; echo "@buffers $b"
-""", timeout=180))
+echo @stats; ethtool -S {i}
+echo @qstats; python3 - {i} device <<'EOF'
+{QSTATS}
+EOF
+""", timeout=300))
         pools = json.loads(out["pools"])["pools"]
         self.assertEqual([p for p in pools if "detach_time" in p or "dmabuf" in p], [], f"node{node}: {pools}")
         self.assertEqual(out["buffers"].strip(), "0", f"node{node}: dmsgpu buffers still allocated")
-
-    def assert_counters_sane(self, node):
-        i = self.ifname[node]
-        stats = {k: int(v) for k, v in re.findall(r"^\s*(\S+):\s*(\d+)\s*$", self.sh(node, f"ethtool -S {i}"), re.M)}
+        stats = {k: int(v) for k, v in re.findall(r"^\s*(\S+):\s*(\d+)\s*$", out["stats"], re.M)}
         excused = DMA_ERRORS if node in self.gpu_unbound else None
         bad = {k: v for k, v in stats.items()
                if v and (MUST_BE_ZERO.fullmatch(k) or (DMA_ERRORS.fullmatch(k) and not excused))}
         self.assertEqual(bad, {}, f"node{node}: error counters")
-        q = json.loads(self.sh(node, f"python3 - {i} device <<'EOF'\n{QSTATS}\nEOF"))
+        q = json.loads(out["qstats"])
         total, rtnl = q["qstats"][0], q["rtnl"]
         for key in ("rx", "tx"):
             # rtnl is read right after: a stray frame or two may land between.
             self.assertTrue(0 <= rtnl[key]["packets"] - total[f"{key}-packets"] <= 8,
                             f"node{node}: {key} packets: qstats {total}, rtnl {rtnl}")
-        say(f"node{node}: counters sane; rx {rtnl['rx']['packets']} tx {rtnl['tx']['packets']} packets, "
+        say(f"node{node}: clean; rx {rtnl['rx']['packets']} tx {rtnl['tx']['packets']} packets, "
             + ", ".join(f"{k} {v}" for k, v in sorted(stats.items()) if DMA_ERRORS.fullmatch(k)))
 
 
 if __name__ == "__main__":
-    unittest.main(verbosity=2)
+    main()
