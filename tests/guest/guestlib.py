@@ -187,12 +187,55 @@ def tcp_payloads(path: Path) -> Counter:
     return streams
 
 
+# The debug tier runs several test files on one booted two-node cluster
+# (test_debug_kernel.py --shared), because a debug-kernel boot costs over a
+# minute under TCG: DEVMEMSIM_SHARED_CLUSTER names that cluster. A TwoNodes
+# class then neither boots nor stops it; it starts from data NICs probed
+# afresh (FRESH_NIC: dmsnic reloaded, the addresses the init gives), so
+# that no setting an earlier file left (MTU, rings, channels, rules, XDP)
+# reaches it.
+SHARED_CLUSTER = os.environ.get("DEVMEMSIM_SHARED_CLUSTER")
+
+
+def cluster_name(prefix):
+    """A test file's cluster name: the shared cluster's, else its own."""
+    return SHARED_CLUSTER or f"{prefix}-{os.getpid()}"
+
+
+# Reloads dmsnic as the guest init loads it (its load-order line, with the
+# parameters) and gives the new interface $CIDR and $CIDR6 as the init
+# does. Test tools an earlier file left running are stopped first.
+FRESH_NIC = rf"""
+set -e
+for tool in iperf3 socat dms-devmem ncdevmem; do pkill -x "$tool" || true; done
+rmmod dmsnic
+grep '^dmsnic\.ko' /opt/devmemsim/modules/load-order | {{
+	read -r mod params
+	# shellcheck disable=SC2086
+	insmod "/opt/devmemsim/modules/$mod" $params
+}}
+IF={DMSNIC_IF}
+[ -n "$IF" ]
+echo 1 >"/proc/sys/net/ipv6/conf/$IF/keep_addr_on_down"
+ip addr add "$CIDR" dev "$IF"
+ip link set "$IF" up
+ip -6 addr add "$CIDR6" dev "$IF" nodad
+"""
+
+
+def fresh_nic(name, node):
+    """FRESH_NIC on node N of the shared cluster `name`."""
+    sh(name, node, f"CIDR={DATA.cidr(node)}\nCIDR6={DATA.cidr6(node)}\n{FRESH_NIC}", timeout=300)
+
+
 class TwoNodes(unittest.TestCase):
     """Tests on a two-node cluster of their own: booted before the first
     test, with node0 reaching node1 (data_addr(1)) over the data link, and
-    stopped after the last. A subclass sets NAME and may check its nodes
-    in setup_nodes() (run before the peer check; a failure stops the
-    cluster). BOOT_ARGS go to `boot` (e.g. "--set", "KEY=VALUE"). With
+    stopped after the last (on the shared cluster, SHARED_CLUSTER: its data
+    NICs probed afresh instead). A subclass sets NAME (cluster_name()) and
+    may check its nodes in setup_nodes() (run before the peer check; a
+    failure stops the cluster). BOOT_ARGS go to `boot` (e.g. "--set",
+    "KEY=VALUE"); a class with them cannot run on the shared cluster. With
     CHECK_DMESG the class fails if a node's dmesg has a kernel complaint
     when the tests are done."""
 
@@ -202,13 +245,24 @@ class TwoNodes(unittest.TestCase):
 
     @classmethod
     def setUpClass(cls):
-        boot(cls.NAME, "--nodes", "2", *cls.BOOT_ARGS)
+        if SHARED_CLUSTER:
+            if cls.BOOT_ARGS:
+                raise unittest.SkipTest(f"{cls.__name__} needs a cluster booted with {cls.BOOT_ARGS}")
+            for n in (0, 1):
+                fresh_nic(cls.NAME, n)
+        else:
+            boot(cls.NAME, "--nodes", "2", *cls.BOOT_ARGS)
         try:
             cls.setup_nodes()
             wait_for_peer(cls.NAME, 0, data_addr(1))
         except Exception:
-            stop(cls.NAME)
+            cls.stop_own_cluster()
             raise
+
+    @classmethod
+    def stop_own_cluster(cls):
+        if not SHARED_CLUSTER:
+            stop(cls.NAME)
 
     @classmethod
     def setup_nodes(cls):
@@ -217,7 +271,7 @@ class TwoNodes(unittest.TestCase):
     @classmethod
     def tearDownClass(cls):
         found = {n: kernel_complaints(cls.NAME, n) for n in (0, 1)} if cls.CHECK_DMESG else {}
-        stop(cls.NAME)
+        cls.stop_own_cluster()
         assert not any(found.values()), found
 
     @classmethod

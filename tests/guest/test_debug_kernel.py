@@ -1,6 +1,7 @@
-"""Run a guest test file under the debug kernel; then check every console.
+"""Run guest test files under the debug kernel; then check every console.
 
     test_debug_kernel.py TEST_FILE [unittest arguments: test names...]
+    test_debug_kernel.py --shared TEST_FILE...
 
 TEST_FILE runs with DEVMEMSIM_KERNEL=debug, so every cluster it boots
 (`devmemsim boot`, `run` or `demo`) runs the debug kernel flavour
@@ -14,11 +15,17 @@ kernel booting with its checkers on, and no complaint
 stalls, hung tasks...). Each complaint is printed with the report that follows
 it in the console.
 
-Exit status: the test file's if it failed, else 1 if a console complained or
+With --shared, the files run one after the other on one two-node cluster
+booted here (guestlib.SHARED_CLUSTER: a TwoNodes class probes the data NICs
+afresh instead of booting; a debug boot and stop cost ~80 s under TCG);
+a cluster a file boots itself (`demo`, `run`) is its own as before.
+
+Exit status: the first failed test file's, else 1 if a console complained or
 none was kept, else 0.
 """
 
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -26,6 +33,7 @@ import time
 from pathlib import Path
 
 from guestlib import console_complaints
+from devmemsim.paths import LAUNCHER
 
 # What a console of a debug-flavour boot shows: the release, and the
 # checkers' banners (so that a test cannot pass on a kernel without them).
@@ -54,17 +62,52 @@ def check_console(path: Path) -> list:
     return problems
 
 
-def main(argv) -> int:
-    if not argv:
-        print(__doc__, file=sys.stderr)
-        return 2
-    test, args = Path(argv[0]), argv[1:]
-    with tempfile.TemporaryDirectory(prefix="dms-consoles-") as keep:
-        env = dict(os.environ, DEVMEMSIM_KERNEL="debug", DEVMEMSIM_KEEP_CONSOLES=keep)
+def run_files(runs, env) -> int:
+    """Each (test file, unittest arguments) in runs, in order: the first
+    failed file's exit status, or 0."""
+    first_failure = 0
+    for test, args in runs:
         started = time.monotonic()
         status = subprocess.call([sys.executable, str(test), *args], env=env)
         print(f"{test.name} under the debug kernel: exit {status} in {time.monotonic() - started:.0f} s",
               file=sys.stderr)
+        first_failure = first_failure or status
+    return first_failure
+
+
+def run_shared(tests, env) -> int:
+    """The test files on one two-node cluster booted for them."""
+    name = f"debug-shared-{os.getpid()}"
+    env = dict(env, DEVMEMSIM_SHARED_CLUSTER=name)
+    # meson's timeout sends SIGTERM: stop the cluster on the way out.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
+    started = time.monotonic()
+    boot = subprocess.run([str(LAUNCHER), "boot", "--name", name, "--nodes", "2"], env=env, text=True,
+                          capture_output=True, timeout=1800)
+    if boot.returncode:
+        print(f"debug kernel: boot of the shared cluster failed:\n{boot.stdout}{boot.stderr}", file=sys.stderr)
+        subprocess.run([str(LAUNCHER), "stop", "--name", name], env=env, timeout=300)
+        return boot.returncode
+    print(f"debug kernel: shared cluster {name} booted in {time.monotonic() - started:.0f} s", file=sys.stderr)
+    try:
+        return run_files([(t, []) for t in tests], env)
+    finally:
+        subprocess.run([str(LAUNCHER), "stop", "--name", name], env=env, timeout=300)
+
+
+def main(argv) -> int:
+    shared = argv[:1] == ["--shared"]
+    if shared:
+        argv = argv[1:]
+    if not argv:
+        print(__doc__, file=sys.stderr)
+        return 2
+    with tempfile.TemporaryDirectory(prefix="dms-consoles-") as keep:
+        env = dict(os.environ, DEVMEMSIM_KERNEL="debug", DEVMEMSIM_KEEP_CONSOLES=keep)
+        if shared:
+            status = run_shared([Path(t) for t in argv], env)
+        else:
+            status = run_files([(Path(argv[0]), argv[1:])], env)
         consoles = sorted(Path(keep).glob("*.console"))
         problems = [p for c in consoles for p in check_console(c)]
     if not consoles:

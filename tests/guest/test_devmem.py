@@ -8,13 +8,12 @@ counters of each node must show where the payload went: devmem keeps it below
 the switch (root complex < 10 % of the payload at MTU 9000), bounce crosses the
 root complex twice.
 
-BadInput (own cluster): bind-rx with header split off, a dma-buf smaller than
+BadInput (a TwoNodes cluster): bind-rx with header split off, a dma-buf smaller than
 the RX ring, the process killed (its binding torn down) in the middle of a
 transfer, udmabuf as the provider, and a bad --queue.
 """
 
 import json
-import os
 import re
 import sys
 import tempfile
@@ -22,7 +21,7 @@ import time
 import unittest
 from pathlib import Path
 
-from guestlib import boot, cli, data_addr, kernel_complaints, main, run, scaled, stop
+from guestlib import TwoNodes, cli, cluster_name, data_addr, kernel_complaints, main, run, scaled
 
 TOOL = "/opt/devmemsim/bin/dms-devmem"
 SERVER, CLIENT = data_addr(1), data_addr(0)  # node1 receives, node0 sends
@@ -190,29 +189,22 @@ while not sys.argv[3:]:
 """
 
 
-class BadInput(unittest.TestCase):
-    NAME = f"devmem-test-{os.getpid()}"
+class BadInput(TwoNodes):
+    NAME = cluster_name("devmem-test")
 
-    @classmethod
-    def setUpClass(cls):
-        boot(cls.NAME, "--nodes", "2")
-
-    @classmethod
-    def tearDownClass(cls):
-        stop(cls.NAME)
-
-    def sh(self, node, script, timeout=600):
+    def exec(self, node, script, timeout=600):
+        """The script's finished process on node N (TwoNodes.sh: its stdout)."""
         return run(self.NAME, node, script, timeout)
 
     def tool(self, node, args):
-        res = self.sh(node, f"{TOOL} {args}")
+        res = self.exec(node, f"{TOOL} {args}")
         return res.returncode, json.loads(res.stdout.strip().splitlines()[-1])
 
     def pools(self, node):
         return self.tool(node, "pools")[1]["pools"]
 
     def buffers(self, node):
-        return int(self.sh(node, "cat /sys/class/misc/dmsgpu0/buffers").stdout)
+        return int(self.exec(node, "cat /sys/class/misc/dmsgpu0/buffers").stdout)
 
     def assert_clean(self, node):
         """No page pool outlived its queue, no dma-buf is still bound, every
@@ -228,7 +220,7 @@ class BadInput(unittest.TestCase):
                  "taskset -c $c ping -q -c 1 -W 1 127.0.0.1 >/dev/null || exit 1; done")
         deadline = time.monotonic() + 10
         while True:
-            self.assertEqual(self.sh(node, flush).returncode, 0, "loopback ping failed")
+            self.assertEqual(self.exec(node, flush).returncode, 0, "loopback ping failed")
             pools = self.pools(node)
             stale = [p for p in pools if "detach_time" in p or "dmabuf" in p]
             if (not stale and self.buffers(node) == 0) or time.monotonic() > deadline:
@@ -241,21 +233,21 @@ class BadInput(unittest.TestCase):
     def start_server(self, port, args=""):
         """dms-devmem server on node1 in the background: its pid goes to
         /tmp/rPORT once it listens, its result to /tmp/sPORT."""
-        self.sh(1, f"rm -f /tmp/r{port} /tmp/s{port}; nohup {TOOL} server --addr {SERVER} "
+        self.exec(1, f"rm -f /tmp/r{port} /tmp/s{port}; nohup {TOOL} server --addr {SERVER} "
                    f"--peer {CLIENT} --port {port} --ready-file /tmp/r{port} "
                    f"--result /tmp/s{port} {args} >/dev/null 2>&1 & "
                    f"for i in $(seq 300); do [ -e /tmp/r{port} ] && break; sleep 0.1; done")
 
     def result(self, node, path):
         """The JSON a background dms-devmem writes to path, once it is there."""
-        return json.loads(self.sh(node, f"for i in $(seq 600); do [ -e {path} ] && break; "
+        return json.loads(self.exec(node, f"for i in $(seq 600); do [ -e {path} ] && break; "
                                         f"sleep 0.1; done; cat {path}").stdout)
 
     def kill_when(self, node, stat, frames, pidfile):
         """kill -9 the process in pidfile once the ethtool -S counters
         matching `stat` have grown by `frames` (traffic is in flight)."""
         count = f"ethtool -S eth1 | awk '/{stat}/ {{s += $2}} END {{print s}}'"
-        res = self.sh(node, f"n0=$({count}); for i in $(seq 600); do n=$({count}); "
+        res = self.exec(node, f"n0=$({count}); for i in $(seq 600); do n=$({count}); "
                             f"[ $((n - n0)) -gt {frames} ] && break; sleep 0.05; done; "
                             f"kill -9 $(cat {pidfile}) && echo killed")
         self.assertIn("killed", res.stdout, res.stderr)
@@ -268,11 +260,11 @@ class BadInput(unittest.TestCase):
         return client, self.result(1, f"/tmp/s{port}")
 
     def test_bind_rx_with_header_split_off_fails(self):
-        self.assertEqual(self.sh(1, "ethtool -G eth1 tcp-data-split off").returncode, 0)
+        self.assertEqual(self.exec(1, "ethtool -G eth1 tcp-data-split off").returncode, 0)
         try:
             rc, out = self.tool(1, f"server --addr {SERVER} --keep-split")
         finally:
-            self.sh(1, "ethtool -G eth1 tcp-data-split on")
+            self.exec(1, "ethtool -G eth1 tcp-data-split on")
         self.assertEqual(rc, 1, out)
         self.assertEqual(out["errno"], "EINVAL", out)
         self.assertIn("tcp-data-split is disabled", out["error"])
@@ -282,7 +274,7 @@ class BadInput(unittest.TestCase):
         rc, out = self.tool(1, f"server --addr {SERVER} --buffer-size 1M")
         self.assertEqual(rc, 1, out)
         self.assertEqual(out["errno"], "ENOBUFS", out)
-        self.assertRegex(self.sh(1, "dmesg").stdout,
+        self.assertRegex(self.exec(1, "dmesg").stdout,
                          r"rxq \d+: the memory provider gave 256 of 1023 payload buffers")
         self.assert_clean(1)
         # The queue went back to host memory and still carries traffic.
@@ -293,7 +285,7 @@ class BadInput(unittest.TestCase):
     def test_unbind_while_traffic_flows(self):
         port = 5302
         self.start_server(port)
-        self.sh(0, f"rm -f /tmp/c{port}; nohup {TOOL} client --addr {SERVER} --port {port} "
+        self.exec(0, f"rm -f /tmp/c{port}; nohup {TOOL} client --addr {SERVER} --port {port} "
                    f"--bytes 512M --result /tmp/c{port} >/dev/null 2>&1 &")
         # Kill the receiver (closing its netlink socket unbinds the dma-buf
         # and restarts the queue) once fragments are in flight.
@@ -313,7 +305,7 @@ class BadInput(unittest.TestCase):
         dma-buf go once the NIC has completed them."""
         port = 5305
         self.start_server(port)
-        self.sh(0, f"rm -f /tmp/c{port}; nohup {TOOL} client --addr {SERVER} --port {port} "
+        self.exec(0, f"rm -f /tmp/c{port}; nohup {TOOL} client --addr {SERVER} --port {port} "
                    f"--bytes 512M --ready-file /tmp/c{port} >/dev/null 2>&1 & "
                    f"for i in $(seq 600); do [ -e /tmp/c{port} ] && break; sleep 0.1; done")
         self.kill_when(0, "tx[0-9]*_packets", 3000, f"/tmp/c{port}")
@@ -333,7 +325,7 @@ class BadInput(unittest.TestCase):
         self.assert_clean(1)
 
     def rings(self, node):
-        out = self.sh(node, "ethtool -g eth1").stdout
+        out = self.exec(node, "ethtool -g eth1").stdout
         current = out[out.index("Current hardware settings"):]
         return {k: int(v) for k, v in re.findall(r"^(RX|TX):\s+(\d+)", current, re.M)}
 
@@ -342,23 +334,23 @@ class BadInput(unittest.TestCase):
         9000-byte frames (three payload buffers each: 4 KiB rx-page-size)
         half assembled: no leak, no kernel complaint, every byte arrives."""
         port = 5306
-        mtu = self.sh(1, "cat /sys/class/net/eth1/mtu").stdout.strip()
-        self.sh(0, "ip link set eth1 mtu 9000")
-        self.sh(1, "ip link set eth1 mtu 9000")
+        mtu = self.exec(1, "cat /sys/class/net/eth1/mtu").stdout.strip()
+        self.exec(0, "ip link set eth1 mtu 9000")
+        self.exec(1, "ip link set eth1 mtu 9000")
         try:
             self.start_server(port, "--rx-page-size 4K")
-            self.sh(0, f"rm -f /tmp/c{port}; nohup {TOOL} client --addr {SERVER} --port {port} "
+            self.exec(0, f"rm -f /tmp/c{port}; nohup {TOOL} client --addr {SERVER} --port {port} "
                        f"--bytes 32M --result /tmp/c{port} >/dev/null 2>&1 &")
             count = "ethtool -S eth1 | awk '/rx3_packets/ {print $2}'"
-            self.sh(1, f"n0=$({count}); for i in $(seq 600); do "
+            self.exec(1, f"n0=$({count}); for i in $(seq 600); do "
                        f"[ $(($({count}) - n0)) -gt 500 ] && break; sleep 0.05; done")
             for size in (512, 1024, 256, 1024):
-                res = self.sh(1, f"ethtool -G eth1 rx {size}")
+                res = self.exec(1, f"ethtool -G eth1 rx {size}")
                 self.assertEqual(res.returncode, 0, res.stderr)
             client, server = self.result(0, f"/tmp/c{port}"), self.result(1, f"/tmp/s{port}")
         finally:
-            self.sh(0, f"ip link set eth1 mtu {mtu}")
-            self.sh(1, f"ip link set eth1 mtu {mtu}")
+            self.exec(0, f"ip link set eth1 mtu {mtu}")
+            self.exec(1, f"ip link set eth1 mtu {mtu}")
         self.assertNotIn("error", server, server)
         self.assertEqual(server["bytes"], 32 * MiB, server)
         self.assertEqual(server["crc32c"], client["crc32c"])
@@ -376,25 +368,25 @@ class BadInput(unittest.TestCase):
         self.start_server(port, "--buffer-size 5M")
         before = self.rings(1)
         for change in ("rx 4096", "rx 4096 tx 2048"):
-            res = self.sh(1, f"ethtool -G eth1 {change}")
+            res = self.exec(1, f"ethtool -G eth1 {change}")
             self.assertNotEqual(res.returncode, 0, change)
             self.assertEqual(self.rings(1), before, change)
-        self.sh(1, "ethtool -K eth1 rx off")
-        self.assertIn("rx-checksumming: on", self.sh(1, "ethtool -k eth1").stdout)
+        self.exec(1, "ethtool -K eth1 rx off")
+        self.assertIn("rx-checksumming: on", self.exec(1, "ethtool -k eth1").stdout)
         _, client = self.tool(0, f"client --addr {SERVER} --port {port} --bytes {XFER}")
         server = self.result(1, f"/tmp/s{port}")
         self.assertNotIn("error", server, server)
         self.assertEqual(server["devmem_bytes"], XFER, server)
         self.assertEqual(server["crc32c"], client["crc32c"])
         self.assert_clean(1)
-        res = self.sh(1, "ip link set eth1 down && ip link set eth1 up && "
+        res = self.exec(1, "ip link set eth1 down && ip link set eth1 up && "
                          f"for i in $(seq 60); do ping -c1 -W1 {CLIENT} >/dev/null && exit 0; "
                          "sleep 1; done; exit 1", timeout=300)
         self.assertEqual(res.returncode, 0, res.stdout + res.stderr)
 
     def busy_fraction(self, node, seconds=3):
         """Share of node's CPU time not idle over `seconds`."""
-        out = self.sh(node, f"head -1 /proc/stat; sleep {seconds}; head -1 /proc/stat").stdout
+        out = self.exec(node, f"head -1 /proc/stat; sleep {seconds}; head -1 /proc/stat").stdout
         a, b = ([int(x) for x in line.split()[1:]] for line in out.splitlines())
         d = [y - x for x, y in zip(a, b)]
         return 1 - (d[3] + d[4]) / sum(d)  # idle, iowait
@@ -406,7 +398,7 @@ class BadInput(unittest.TestCase):
         return its whole budget forever), and the ring fills again once the
         fragments come back."""
         port, queue = 5308, 3
-        hold = self.sh(1, f"ethtool -G eth1 tcp-data-split on && "
+        hold = self.exec(1, f"ethtool -G eth1 tcp-data-split on && "
                           f"ethtool -N eth1 flow-type tcp4 dst-port {port} action {queue} && "
                           f"ethtool -X eth1 equal {queue} && rm -f /tmp/*{port} && "
                           f"nohup python3 -c '{HOLDER}' {port} {5 * MiB} {queue} {SERVER} "
@@ -420,11 +412,11 @@ class BadInput(unittest.TestCase):
         try:
             # Read before the sender starts: the ring can run dry at once, and
             # the device counts a wait when it starts, not while it lasts.
-            n0 = int(self.sh(1, no_buf).stdout)
-            self.sh(0, f"nohup python3 -c '{SENDER}' {SERVER} {port} >/dev/null 2>&1 & "
+            n0 = int(self.exec(1, no_buf).stdout)
+            self.exec(0, f"nohup python3 -c '{SENDER}' {SERVER} {port} >/dev/null 2>&1 & "
                        f"echo $! >/tmp/sender{port}")
             # The device finds the ring empty and waits for buffers.
-            res = self.sh(1, f"for i in $(seq 600); do "
+            res = self.exec(1, f"for i in $(seq 600); do "
                              f"[ $({no_buf}) -gt {n0} ] && exit 0; sleep 0.1; done; exit 1")
             self.assertEqual(res.returncode, 0, "the payload ring never ran dry")
             self.assertLess(self.busy_fraction(1), 0.35)
@@ -433,20 +425,20 @@ class BadInput(unittest.TestCase):
             # Node0 only once it has: while node1's NIC waits, node1's QEMU
             # reads no frame from the data link and node0's QEMU may block
             # writing one (NODE_WAIT), the sender's stopped or not.
-            rel = self.sh(1, f"touch /tmp/release{port}; for i in $(seq 600); do "
+            rel = self.exec(1, f"touch /tmp/release{port}; for i in $(seq 600); do "
                              f"[ -e /tmp/released{port} ] && exit 0; sleep 0.1; done; exit 1")
             self.assertEqual(rel.returncode, 0, "the holder never gave its fragments back")
-            self.sh(0, f"kill $(cat /tmp/sender{port}) 2>/dev/null || true")
+            self.exec(0, f"kill $(cat /tmp/sender{port}) 2>/dev/null || true")
             # Refills keep failing (and counting) for as long as the ring stays empty.
-            again = self.sh(1, f"for i in $(seq 30); do a=$({fails}); sleep 2; "
+            again = self.exec(1, f"for i in $(seq 30); do a=$({fails}); sleep 2; "
                                f"[ $({fails}) = $a ] && exit 0; done; exit 1")
             self.assertEqual(again.returncode, 0, "the ring did not fill again")
         finally:
-            self.sh(1, f"touch /tmp/release{port} /tmp/unbind{port}; "
+            self.exec(1, f"touch /tmp/release{port} /tmp/unbind{port}; "
                        f"for i in $(seq 100); do [ -e /tmp/done{port} ] && break; sleep 0.1; done; "
                        f"ethtool -X eth1 default; "
                        + (f"ethtool -N eth1 delete {rule.group(1)}" if rule else "true"))
-            self.sh(0, f"kill $(cat /tmp/sender{port}) 2>/dev/null || true")
+            self.exec(0, f"kill $(cat /tmp/sender{port}) 2>/dev/null || true")
         self.assert_clean(1)
         client, server = self.transfer(port=5309)
         self.assertNotIn("error", server, server)
@@ -463,9 +455,9 @@ class BadInput(unittest.TestCase):
         driver used to call only an empty ring starved: NAPI never ran
         again and the queue stayed stalled for good)."""
         port, queue, niovs, nbytes = 5310, 3, 1280, 8 * MiB
-        mtu = self.sh(1, "cat /sys/class/net/eth1/mtu").stdout.strip()
-        self.sh(0, "ip link set eth1 mtu 9000")
-        hold = self.sh(1, f"ip link set eth1 mtu 9000 && ethtool -K eth1 rx-gro-hw off && "
+        mtu = self.exec(1, "cat /sys/class/net/eth1/mtu").stdout.strip()
+        self.exec(0, "ip link set eth1 mtu 9000")
+        hold = self.exec(1, f"ip link set eth1 mtu 9000 && ethtool -K eth1 rx-gro-hw off && "
                           f"ethtool -G eth1 tcp-data-split on && "
                           f"ethtool -N eth1 flow-type tcp4 dst-port {port} action {queue} && "
                           f"ethtool -X eth1 equal {queue} && rm -f /tmp/*{port} && "
@@ -477,12 +469,12 @@ class BadInput(unittest.TestCase):
         held = f"cat /tmp/held{port} 2>/dev/null || echo 0"
         try:
             self.assertEqual(hold.returncode, 0, hold.stdout + hold.stderr)
-            self.sh(0, f"nohup python3 -c '{SENDER}' {SERVER} {port} {nbytes} >/dev/null 2>&1 & "
+            self.exec(0, f"nohup python3 -c '{SENDER}' {SERVER} {port} {nbytes} >/dev/null 2>&1 & "
                        f"echo $! >/tmp/sender{port}")
             # Held fragments stop growing: the device waits for buffers.
             settled = (f"a=-1; for i in $(seq 300); do b=$({held}); "
                        f"[ $b -gt 0 ] && [ $b = $a ] && echo $b && exit 0; a=$b; sleep 3; done; exit 1")
-            res = self.sh(1, settled)
+            res = self.exec(1, settled)
             # What the scenario needs (not the driver): a ring short of a
             # frame, not an empty one (an empty one was always retried).
             # Segments shorter than the MSS (a TSO burst's tail, a
@@ -491,12 +483,12 @@ class BadInput(unittest.TestCase):
             for _ in range(8):
                 if res.returncode or int(res.stdout) < niovs:
                     break
-                res = self.sh(1, f"touch /tmp/trim{port}; for i in $(seq 100); do "
+                res = self.exec(1, f"touch /tmp/trim{port}; for i in $(seq 100); do "
                                  f"[ -e /tmp/trim{port} ] || break; sleep 0.1; done; {settled}")
             self.assertEqual(res.returncode, 0, "the holder never stopped receiving")
             print(f"\nholder holds {res.stdout.strip()} of {niovs} niovs", file=sys.stderr)
             self.assertIn(niovs - int(res.stdout), (1, 2), "the payload ring is not low but non-empty")
-            out = self.sh(1, f"touch /tmp/release{port}; for i in $(seq 600); do "
+            out = self.exec(1, f"touch /tmp/release{port}; for i in $(seq 600); do "
                              f"[ -e /tmp/drained{port} ] && cat /tmp/drained{port} && exit 0; "
                              f"sleep 0.5; done; exit 1")
             self.assertEqual(out.returncode, 0, "the stream never went on after the fragments came back")
@@ -504,13 +496,13 @@ class BadInput(unittest.TestCase):
         finally:
             # Node1 first (NODE_WAIT): a holder that never finished is
             # killed, which unbinds the queue and restarts it.
-            self.sh(1, f"touch /tmp/release{port} /tmp/unbind{port}; "
+            self.exec(1, f"touch /tmp/release{port} /tmp/unbind{port}; "
                        f"for i in $(seq 100); do [ -e /tmp/done{port} ] && break; sleep 0.1; done; "
                        f"[ -e /tmp/done{port} ] || kill $(cat /tmp/h{port}); "
                        f"ip link set eth1 mtu {mtu}; ethtool -K eth1 rx-gro-hw on; "
                        f"ethtool -X eth1 default; "
                        + (f"ethtool -N eth1 delete {rule.group(1)}" if rule else "true"))
-            self.sh(0, f"kill $(cat /tmp/sender{port}) 2>/dev/null; ip link set eth1 mtu {mtu}")
+            self.exec(0, f"kill $(cat /tmp/sender{port}) 2>/dev/null; ip link set eth1 mtu {mtu}")
         self.assert_clean(1)
 
     def test_bad_queue_named(self):

@@ -11,15 +11,14 @@ The dmsnic interface of node i is found by driver; it carries DATA.cidr(i)
 printed at the end, never asserted beyond "traffic flowed"."""
 
 import json
-import os
 import re
 import sys
 import time
 
-from guestlib import (TwoNodes, complaints, data_addr, default_kernel_only, kernel_complaints, main, run, scaled,
-                      wait_for_peer)
+from guestlib import (TwoNodes, cluster_name, complaints, data_addr, default_kernel_only, kernel_complaints, main,
+                      run, scaled, wait_for_peer)
 
-NAME = f"nic-test-{os.getpid()}"
+NAME = cluster_name("nic-test")
 # A net-shaper queue limit through the kernel's YNL library: SHAPER
 # IF set BPS QUEUE | SHAPER IF delete QUEUE.
 SHAPER = r"""

@@ -10,15 +10,14 @@ runs them): TSO over IPv4 and IPv6 and the four USO variants pass, the
 tunnel variants skip (dmsnic segments no tunnels)."""
 
 import json
-import os
 import re
 import sys
 
-from guestlib import TwoNodes, default_kernel_only, kernel_complaints, main, run, scaled
+from guestlib import TwoNodes, cluster_name, default_kernel_only, kernel_complaints, main, run, scaled
 from devmemsim.addressing import data_addr, data_addr6
 from devmemsim.kselftest import REMOTE_NO_TIME_WAIT
 
-NAME = f"offloads-test-{os.getpid()}"
+NAME = cluster_name("offloads-test")
 HW = "/opt/devmemsim/selftests/tools/testing/selftests/drivers/net/hw"
 DEVMEM = "/opt/devmemsim/bin/dms-devmem"
 # What the kernel's tests must report; every other case is a tunnel and skips.

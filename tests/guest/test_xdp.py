@@ -24,7 +24,6 @@ program) attached to node0's interface act on IPv4 UDP datagrams to port
 
 import base64
 import json
-import os
 import re
 import shutil
 import subprocess
@@ -32,9 +31,9 @@ import tempfile
 import unittest
 from pathlib import Path
 
-from guestlib import DMSNIC_IF, TwoNodes, complaints, data_addr, main, scaled
+from guestlib import DMSNIC_IF, TwoNodes, cluster_name, complaints, data_addr, main, scaled
 
-NAME = f"xdp-test-{os.getpid()}"
+NAME = cluster_name("xdp-test")
 SOURCE = Path(__file__).resolve().parent / "dms_xdp.bpf.c"
 PROGRAMS = {"DROP": "xdp", "TX": "xdp", "TX_MB": "xdp.frags", "REDIRECT": "xdp.frags",
             "PASS_MB": "xdp.frags", "XSK": "xdp.frags"}
