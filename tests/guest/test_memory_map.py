@@ -1,8 +1,8 @@
 """A guest that changes the memory map while another vCPU does I/O.
 
-One vCPU turns the GPU's memory decode off and on as fast as it can (each
-write makes QEMU build a new memory map); the other reads the NIC's ID
-register through its BAR the whole time. The NIC's regions sit above the
+One vCPU turns the GPU's memory decode off and on TOGGLES times as fast as
+it can (each write makes QEMU build a new memory map); the other reads the
+NIC's ID register through its BAR the whole time. The NIC's regions sit above the
 GPU's, so their place in the map moves with every toggle. Under TCG each
 vCPU's TLB names I/O regions by their index in the map it was filled from:
 QEMU 10.0.13 looked those indexes up in the newest map, so a read could land
@@ -22,6 +22,9 @@ from guestlib import boot, main, run, sh, stop
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "qemu"))
 from contract import C  # noqa: E402
 
+# The toggles the race gets (each a new memory map, while the other vCPU
+# reads), and the time it may take at most on a slow host.
+TOGGLES = 4000
 SECONDS = 60
 
 # Runs in the guest: PROBE reads on CPU 1 while TOGGLE writes on CPU 0.
@@ -35,13 +38,14 @@ NIC=$(pci {nic:#06x}); GPU=$(pci {gpu:#06x})
 echo $(basename $NIC) > /sys/bus/pci/drivers/dmsnic/unbind
 echo $(basename $GPU) > /sys/bus/pci/drivers/dmsgpu/unbind
 setpci -s $(basename $NIC) COMMAND=0x2:0x2
+rm -f /tmp/toggled
 taskset -c 1 python3 -c '
 import mmap, os, struct, sys, time
 fd = os.open(sys.argv[1] + "/resource{nic_bar}", os.O_RDONLY | os.O_SYNC)
 regs = memoryview(mmap.mmap(fd, 4096, prot=mmap.PROT_READ)).cast("I")
 reads = wrong = 0
 end = time.monotonic() + {seconds}
-while time.monotonic() < end:
+while time.monotonic() < end and not os.path.exists("/tmp/toggled"):
     for _ in range(100):
         value = regs[0]
         reads += 1
@@ -57,11 +61,12 @@ fd = os.open(sys.argv[1] + "/config", os.O_RDWR)
 cmd = struct.unpack("<H", os.pread(fd, 2, 4))[0]
 toggles = 0
 end = time.monotonic() + {seconds}
-while time.monotonic() < end:
+while toggles < {toggles} and time.monotonic() < end:
     os.pwrite(fd, struct.pack("<H", cmd & ~2), 4)
     os.pwrite(fd, struct.pack("<H", cmd | 2), 4)
     toggles += 1
 print("toggles", toggles)
+open("/tmp/toggled", "w").close()
 ' $GPU
 wait
 """
@@ -87,7 +92,7 @@ class MemoryMapUnderIo(unittest.TestCase):
     def test_io_reaches_its_device_while_the_map_changes(self):
         script = SCRIPT.format(vendor=C.DMS_PCI_VENDOR_ID, nic=C.DMS_PCI_DEVICE_ID_NIC,
                                gpu=C.DMS_PCI_DEVICE_ID_GPU, nic_bar=C.DMS_NIC_BAR_REGS,
-                               magic=C.DMS_NIC_ID_MAGIC, seconds=SECONDS)
+                               magic=C.DMS_NIC_ID_MAGIC, toggles=TOGGLES, seconds=SECONDS)
         res = run(self.NAME, 0, script, timeout=SECONDS * 4)
         self.assertEqual(res.returncode, 0, f"QEMU or the guest died:\n{res.stdout}\n{res.stderr}")
         got = counts(res.stdout)
