@@ -15,8 +15,8 @@ import re
 import sys
 import time
 
-from guestlib import (TwoNodes, cluster_name, complaints, data_addr, default_kernel_only, kernel_complaints, main,
-                      run, scaled, wait_for_peer)
+from guestlib import (ALL_CASES, DEBUG_KERNEL, TwoNodes, cluster_name, complaints, data_addr, default_kernel_only,
+                      kernel_complaints, main, run, scaled, wait_for_peer)
 
 NAME = cluster_name("nic-test")
 # A net-shaper queue limit through the kernel's YNL library: SHAPER
@@ -75,6 +75,15 @@ TRANSFER_BYTES = scaled(4 << 20)
 # bytes each setting's checked transfer sends.
 MODERATION_USECS = (0, 8, 64, 256)
 MODERATION_CHECK_BYTES = scaled(8 << 20)
+# The rate each way of the iperf3 that reconfigurations run under: a load
+# that keeps every queue busy, not a flood. Under the debug kernel a flood
+# (~15 Mbit/s each way there) leaves the vCPUs no time for the changes:
+# each ethtool -G then took ~19 s. 0: unlimited.
+BIDIR_RATE = "4M" if DEBUG_KERNEL and not ALL_CASES else "0"
+# What an iperf3 server reports when its client is interrupted: mostly the
+# first; the second where the end catches it between a stream's reads
+# (seen on the debug kernel). Its results up to then are written either way.
+SERVER_SAW_CLIENT_END = ("the client has terminated", "getsockopt - Bad file descriptor")
 
 
 # Generic netlink from the guest's python3 through dmslib (no ynl there;
@@ -483,7 +492,7 @@ class Nic(TwoNodes):
         settings (MTU, header split) while TCP runs both ways."""
         self.start_bidir_traffic(5205)
         if0 = self.ifname[0]
-        self.sh(0, f"for i in 1 2; do ip link set {if0} mtu 9000; sleep 1; ip link set {if0} mtu 1500; "
+        self.sh(0, f"for i in $(seq {scaled(2)}); do ip link set {if0} mtu 9000; sleep 1; ip link set {if0} mtu 1500; "
                    f"ethtool -L {if0} combined 2; sleep 1; ethtool -L {if0} combined 4; "
                    f"ethtool -G {if0} tx 512; ethtool -G {if0} tx 1024; "
                    f"ethtool -G {if0} tcp-data-split off; sleep 1; ethtool -G {if0} tcp-data-split on; done")
@@ -532,7 +541,7 @@ class Nic(TwoNodes):
         """iperf3 --bidir between node0 and node1 until stop_bidir_traffic():
         as long as the reconfiguration it runs under, not a fixed time."""
         self.sh(1, f"rm -f /tmp/bidir.json; iperf3 -s -D -1 -J --logfile /tmp/bidir.json -p {port}; sleep 0.5")
-        self.sh(0, f"iperf3 -c {ADDR[1]} -p {port} -t 600 -J --bidir >/tmp/bidir.json 2>&1 &")
+        self.sh(0, f"iperf3 -c {ADDR[1]} -p {port} -t 600 -b {BIDIR_RATE} -J --bidir >/tmp/bidir.json 2>&1 &")
         time.sleep(3)
 
     def stop_bidir_traffic(self, port):
@@ -545,7 +554,8 @@ class Nic(TwoNodes):
         self.sh(1, "while pidof iperf3 >/dev/null; do sleep 0.2; done", timeout=300)
         client, server = (json.loads(self.sh(n, "cat /tmp/bidir.json")) for n in (0, 1))
         self.assertEqual(client.get("error"), "interrupt - the client has terminated", port)
-        self.assertEqual(server.get("error"), "the client has terminated", port)
+        self.assertIn(server.get("error"), SERVER_SAW_CLIENT_END, port)
+        self.assertIn("sum_received", server.get("end", {}), server)
         return server["end"]["sum_received"], client["end"]["sum_received_bidir_reverse"]
 
     def queue_backlog(self, ifname, queue):
