@@ -1,4 +1,4 @@
-"""devmemsim kselftest --cluster FILE (issue 17): who runs the selftests and
+"""devmemsim kselftest --cluster FILE: who runs the selftests and
 who is their ssh remote, from the plan (kselftest.roles), and the one-line
 refusals before anything is built or booted. No guest boots (seconds)."""
 

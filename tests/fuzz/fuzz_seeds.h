@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT
 // Seed inputs for fuzz-node, written at build time (fuzz-node
 // --write-seeds=DIR): a driver-like NIC and GPU session, and one input per
-// hostile action of issue 10 (ring settings changed after enable, MSIs at
-// the devices' own doorbells, an interrupt storm, the GPU BAR going away
-// under P2P DMA, a header buffer smaller than the headers, a peer that
-// resets the NIC while it sends), and the second pair's: frames across the
+// hostile action the hardening review found (ring settings changed after
+// enable, MSIs at the devices' own doorbells, an interrupt storm, the GPU BAR
+// going away under P2P DMA, a header buffer smaller than the headers, a peer
+// that resets the NIC while it sends), and the second pair's: frames across the
 // pairs, device-to-device MSIs, runts, the v1.7-v1.9 registers. The fuzzer
 // mutates from there.
 #ifndef DEVMEMSIM_TESTS_FUZZ_SEEDS_H
@@ -143,7 +143,7 @@ inline void driver_seeds(std::vector<std::vector<uint8_t>> &out)
 	out.push_back(gpu.out);
 }
 
-// Issue 10's hostile actions, one input each.
+// The hardening review's hostile actions, one input each.
 inline void hostile_seeds(std::vector<std::vector<uint8_t>> &out)
 {
 	// 1: RXQ_PBUF_SIZE = 0 after enable, then a frame (no RSS: to queue 0)
@@ -174,7 +174,7 @@ inline void hostile_seeds(std::vector<std::vector<uint8_t>> &out)
 	out.push_back(storm.out);
 }
 
-// Issue 10's hostile actions on the memory side: the GPU BAR or the whole
+// The hardening review's hostile actions on the memory side: the GPU BAR or the whole
 // GPU gone under traffic, bus mastering off, small header buffers, faults.
 inline void hostile_memory_seeds(std::vector<std::vector<uint8_t>> &out)
 {

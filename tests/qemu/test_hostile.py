@@ -1,7 +1,7 @@
-"""QEMU level, no guest kernel: the five guest actions of issue 10 that used to
-crash or hang QEMU. Each runs in a fresh QEMU; afterwards QEMU must be alive,
-its main loop answering QMP within a second, and nothing written outside the
-buffers the guest gave. Then the budget by design (Budget, Loops): no guest
+"""QEMU level, no guest kernel: the five guest actions a hardening review
+found that used to crash or hang QEMU. Each runs in a fresh QEMU; afterwards
+QEMU must be alive, its main loop answering QMP within a second, and nothing
+written outside the buffers the guest gave. Then the budget by design (Budget, Loops): no guest
 programming makes one model step exceed its work budget, no device-to-device
 interrupt loop runs without simulated time passing, and no frame length from
 the wire stops reception."""

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 // Regression tests for what a hostile guest or host could do to the GPU
-// model (issue 10): an interrupt that rings the doorbell again, a job over
-// all device memory, reset in the middle of a job, DMA without bus
-// mastering, and a host that goes away. And interrupts by design: a vector
+// model (a hardening review's findings): an interrupt that rings the
+// doorbell again, a job over all device memory, reset in the middle of a
+// job, DMA without bus mastering, and a host that goes away. And interrupts by design: a vector
 // fires for a new cause only, and one a register write raises is posted.
 #include <gtest/gtest.h>
 
@@ -92,7 +92,7 @@ uint64_t now_ns(dms_node *node)
 
 } // namespace
 
-// Issue 10 finding 2: a zero-length copy whose completion MSI rings the
+// A zero-length copy whose completion MSI rings the
 // copy doorbell again. The message alone rings it once: the next job's
 // completion finds its status bits still pending and raises nothing. A
 // handler that also clears IRQ_STATUS gets one interrupt per job, and each

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// Regression tests for the NIC findings of the hardening work (issue 10):
+// Regression tests for the NIC findings of the hardening review:
 // ring setup latched at enable, the header buffer's size honoured, the
 // interrupt storm bounded, a send callback that resets the NIC, and a huge
 // ring of bad descriptors worked off a bounded amount per step. And the
@@ -178,7 +178,7 @@ HookedHost *NicHardening::host_;
 
 } // namespace
 
-// Issue 10, finding 1: PBUF_SIZE = 0 written after enable made the next
+// PBUF_SIZE = 0 written after enable made the next
 // frame divide by zero. The setup is latched: the frame uses the size the
 // queue was enabled with, and a re-enable with the bad size is refused.
 TEST_F(NicHardening, PayloadBufferSizeZeroAfterEnable)
@@ -212,7 +212,7 @@ TEST_F(NicHardening, PayloadBufferSizeZeroAfterEnable)
 	EXPECT_EQ(rd(DMS_NIC_Q_BASE(0) + DMS_NIC_RXQ_CTRL), DMS_NIC_Q_ENABLE);
 }
 
-// Issue 10, finding 5: with HBUF_SIZE = 64, 142 bytes of headers went into
+// With HBUF_SIZE = 64, 142 bytes of headers went into
 // the 64-byte header buffer. Headers longer than the header buffer do not
 // split: the frame goes whole to payload buffers, nothing past 64 bytes.
 TEST_F(NicHardening, HeadersLongerThanTheHeaderBufferDoNotSplit)
@@ -249,7 +249,7 @@ TEST_F(NicHardening, HeadersLongerThanTheHeaderBufferDoNotSplit)
 	EXPECT_EQ(c.hdr_len, 54);
 }
 
-// Issue 10, finding 3: ITR_NS = 1 and an MSI aimed at the queue's own
+// ITR_NS = 1 and an MSI aimed at the queue's own
 // Q_IRQ_ARM, with one TX completion never consumed, fired every simulated
 // nanosecond. Interrupts of a queue are now DMS_NIC_ITR_MIN_GAP_NS apart.
 TEST_F(NicHardening, InterruptStormIsBounded)
@@ -280,7 +280,7 @@ TEST_F(NicHardening, InterruptStormIsBounded)
 	EXPECT_LT(steps, 2 * bound);
 }
 
-// Issue 10: host_.send ran before the TX ring index was reduced; a
+// host_.send ran before the TX ring index was reduced; a
 // synchronous peer that resets the NIC inside send then divided by zero.
 TEST_F(NicHardening, SendCallbackThatResetsTheNic)
 {
@@ -326,7 +326,7 @@ TEST_F(NicHardening, ResetWhileTheRxEngineYieldsEmptiesItsFifo)
 	EXPECT_EQ(rd(DMS_NIC_REG_STAT_RX_DROP), after + 1);
 }
 
-// Issue 10: one doorbell on a 32k-entry ring of frames whose buffers fault
+// One doorbell on a 32k-entry ring of frames whose buffers fault
 // is worked off a bounded number of descriptors per model step.
 TEST_F(NicHardening, HugeRingOfBadDescriptorsIsBoundedPerStep)
 {
@@ -350,7 +350,7 @@ TEST_F(NicHardening, HugeRingOfBadDescriptorsIsBoundedPerStep)
 	EXPECT_EQ(host_->sent.size(), 0u);
 }
 
-// Issue 10: reset clears everything the datasheet lists (settings, tables,
+// Reset clears everything the datasheet lists (settings, tables,
 // queue setup and its latched copy, CFG_ERR, interrupt state).
 TEST_F(NicHardening, ResetClearsWhatTheDatasheetLists)
 {
