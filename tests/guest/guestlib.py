@@ -20,7 +20,7 @@ from clilib import cli  # noqa: E402
 from devmemsim.addressing import DATA, data_addr  # noqa: E402
 from devmemsim import console  # noqa: E402
 from devmemsim.agent import TIMED_OUT  # noqa: E402
-from devmemsim.cli import command  # noqa: E402
+from devmemsim.nodeargs import command  # noqa: E402
 from devmemsim.cluster import Cluster  # noqa: E402
 from devmemsim.errors import Failure, GuestDied, UsageError  # noqa: E402
 

@@ -27,6 +27,7 @@ from pathlib import Path
 
 from . import build, kselftest
 from .errors import Failure, UsageError, log
+from .nodeargs import check_plan_configs
 from .paths import BUILD, ROOT
 
 REASONS = ROOT / "tools" / "devmemsim" / "conformance_reasons.toml"
@@ -366,6 +367,7 @@ def add_command(sub):
     c.epilog = ("Exit status: 0 conformant; 1 a case (not a listed test bug) or file failed, a skip/xfail has no "
                 "reason, a file of the set is missing from the run, a reason matches nothing, or (--check) FILE "
                 "is out of date; 2 a usage error.")
+    c.set_defaults(run=run)
 
 
 def fresh_run(json_path: Path, plan) -> dict:
@@ -379,9 +381,7 @@ def fresh_run(json_path: Path, plan) -> dict:
     return load_run(json_path)
 
 
-def run(a, check_plan=None) -> int:
-    """check_plan(plan): checks a cluster file's node configurations
-    before anything is built (the CLI's, with the model's schema)."""
+def run(a) -> int:
     if a.output != "-" and not Path(a.output).resolve().parent.is_dir():
         raise UsageError(f"--output {a.output}: no such directory")
     if a.check and a.output == "-":
@@ -389,8 +389,9 @@ def run(a, check_plan=None) -> int:
     if a.cluster and a.run_json:
         raise UsageError("--cluster: not with --from (the run is read, not made)")
     plan = None if a.run_json else kselftest.cluster_plan(a.cluster, 2)
-    if a.cluster and check_plan:
-        check_plan(plan)
+    if a.cluster:
+        # The nodes' configurations, with the model's schema, before anything is built.
+        check_plan_configs(plan)
     reasons = load_reasons(Path(a.reasons))
     runs = [load_run(Path(p)) for p in a.run_json] or [fresh_run(Path(a.json), plan)]
     run_data = merge_runs(runs)

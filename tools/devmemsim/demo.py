@@ -5,10 +5,11 @@ with --pattern between every GPU of the cluster (collective.py)."""
 import os
 import time
 
-from . import clusterfile, collective, transfer
+from . import clusterfile, collective, srun, transfer
 from .build import build_all
 from .cluster import Cluster, Machine
 from .errors import UsageError
+from .nodeargs import DYING, add_cluster_file_options, check_pcap, cluster_plan
 from .paths import ROOT
 from .stats import write_json
 
@@ -30,6 +31,50 @@ echo "== probe lines (dmesg)"; dmesg | grep -E 'dmsnic|dmsgpu'
 
 # --mode: both transfers (the demo's comparison) or one of them.
 MODE_CHOICES = ("both", *transfer.MODES)
+# The options a demo sweep sets (sweep/spec.py DEMO_KEYS), as the command
+# defaults them.
+DEFAULTS = {"mib": 256, "mtu": 9000, "mode": "both"}
+
+
+def add_command(sub):
+    d = sub.add_parser("demo", help="the main job: devmem TCP vs bounce buffers between two nodes, "
+                       "with PCIe counters")
+    d.add_argument("--mib", type=int, default=DEFAULTS["mib"], metavar="N",
+                   help=f"MiB per transfer (default {DEFAULTS['mib']})")
+    d.add_argument("--mtu", type=int, default=DEFAULTS["mtu"], help=f"data-link MTU (default {DEFAULTS['mtu']})")
+    d.add_argument("--mode", default=DEFAULTS["mode"],
+                   help="transfers: both (default), devmem or bounce")
+    d.add_argument("--json", metavar="FILE", help="also write the runs as JSON ({\"runs\": [...]})")
+    d.add_argument("--accel", choices=["tcg", "kvm"], default="tcg", help="QEMU accelerator (default tcg)")
+    d.add_argument("--pattern", choices=collective.PATTERNS,
+                   help="a collective instead: every GPU of each data network sends --mib MiB to another "
+                        "(ring: i -> i+1; pairs: 0<->1, 2<->3...; all-to-all: n-1 steps of a shifted ring), "
+                        "the transfers of a step at once")
+    add_cluster_file_options(d)
+    d.epilog = ("With --cluster, the transfers go between the file's first two nodes (their NIC 0); with "
+                "--pattern, between every NIC/GPU pair of each network that joins two or more. " + DYING)
+    d.set_defaults(run=cmd_demo)
+
+
+def cmd_demo(a) -> int:
+    """`devmemsim demo`: the command line checked, then run()."""
+    plan = None
+    alloc = srun.allocation() if a.srun else None
+    if a.cluster:
+        plan = cluster_plan(a)
+        if len(plan.nodes) < 2:
+            raise UsageError(f"{a.cluster}: the demo needs two nodes; the file has {len(plan.nodes)}")
+        crossed = [plan.networks.get(plan.nodes[0].nics[0].network)]
+        if a.pattern:
+            crossed = collective.networks(plan)
+        for net in crossed:
+            if net and net.kind == "switch" and a.mtu > clusterfile.SWITCH_MTU:
+                raise UsageError(f"--mtu {a.mtu}: the transfers cross network {net.name!r}, a VDE switch, which "
+                                 f"carries an MTU of {clusterfile.SWITCH_MTU} at most (--mtu {clusterfile.SWITCH_MTU})")
+    pcap = check_pcap(a)
+    placement = srun.place(plan or default_plan(), alloc) if alloc else None
+    return run(a.mib, a.mtu, a.accel, a.json, a.mode, plan=plan, pcap=pcap, pattern=a.pattern or "",
+               placement=placement)
 
 
 def check_options(mib: int, mtu: int, mode: str = "both") -> None:

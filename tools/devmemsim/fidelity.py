@@ -498,6 +498,7 @@ def add_command(sub):
                        "analytic figures, from fresh dms-sim runs")
     f.add_argument("--output", default=str(ROOT / "docs" / "fidelity.md"), metavar="FILE",
                    help="where to write it (default docs/fidelity.md; '-': stdout)")
+    f.set_defaults(run=run)
 
 
 def run(a) -> int:

@@ -26,6 +26,7 @@ def add_command(sub):
     s.add_argument("--json", metavar="FILE", help="write the full report as JSON ('-': stdout)")
     s.add_argument("--trace", metavar="FILE", help="write the model's trace lines, with simulated time "
                    "and node, to FILE")
+    s.set_defaults(run=run)
 
 
 def run(a) -> int:

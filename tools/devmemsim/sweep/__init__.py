@@ -39,6 +39,7 @@ def add_command(sub):
                    help="run point N of DIR's sweep only (what each Slurm array task runs)")
     s.add_argument("--collect", metavar="DIR",
                    help="write DIR's results.csv/json, plots and report.md from its points")
+    s.set_defaults(run=run)
 
 
 def listing(spec) -> list:

@@ -21,9 +21,7 @@ REPORT = "the demo's report (MODE.DIRECTION.NAME, e.g. devmem.rx.mbit_s, or veri
 
 def defaults() -> dict:
     """The demo command's own defaults for the keys a sweep leaves out."""
-    from ..cli import make_parser  # the CLI imports the sweep package
-    a = make_parser().parse_args(["demo"])
-    return {k: getattr(a, k) for k in DEMO_KEYS}
+    return {k: demo.DEFAULTS[k] for k in DEMO_KEYS}
 
 
 def options(spec: Spec, point: Point) -> dict:

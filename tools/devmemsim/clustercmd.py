@@ -1,0 +1,130 @@
+"""The cluster commands: run (boot, one command, power off), boot, exec,
+stop, stats and status."""
+
+import os
+import time
+from pathlib import Path
+
+from . import stats
+from .build import build_all
+from .cluster import Cluster, list_clusters
+from .errors import Failure, UsageError, log
+from .nodeargs import DYING, add_node_options, check_node_options, command, machine, node_arg
+
+
+def add_commands(sub):
+    r = sub.add_parser("run", help="boot, run CMD on node0, print its output, power off, exit with its status")
+    add_node_options(r)
+    r.add_argument("--stats-json", metavar="FILE", help="write the node's counters here at power-off")
+    r.epilog = ("CMD follows '--'. With --trace the run directory is kept (its path is printed). " + DYING)
+    r.set_defaults(run=cmd_run, takes_command=True)
+
+    b = sub.add_parser("boot", help="boot a long-lived cluster")
+    add_node_options(b)
+    b.add_argument("--name", default="default", help="cluster name (default 'default')")
+    b.add_argument("--compare-nics", action="store_true",
+                   help="two nodes only: also link them by e1000e and virtio-net (benchmarks)")
+    b.epilog = DYING
+    b.set_defaults(run=cmd_boot)
+
+    e = sub.add_parser("exec", help="run CMD on a node of a booted cluster")
+    e.add_argument("node", metavar="NODE", help="node0, node1, ... (or 0, 1, ...)")
+    e.add_argument("--name", default="default", help="cluster name")
+    e.epilog = "CMD follows '--'. " + DYING
+    e.set_defaults(run=cmd_exec, takes_command=True)
+
+    s = sub.add_parser("stop", help="power off a booted cluster")
+    s.add_argument("--name", default="default", help="cluster name")
+    s.add_argument("--keep", action="store_true", help="keep the run directory (consoles, logs)")
+    s.set_defaults(run=cmd_stop)
+
+    st = sub.add_parser("stats", help="a running cluster's PCIe and device counters")
+    st.add_argument("node", nargs="?", metavar="NODE", help="only this node")
+    st.add_argument("--name", default="default", help="cluster name")
+    st.add_argument("--json", action="store_true", help="print JSON (docs/stats.md)")
+    st.set_defaults(run=cmd_stats)
+
+    sub.add_parser("status", help="list booted clusters and their nodes").set_defaults(run=cmd_status)
+
+
+def cmd_run(a) -> int:
+    plan = check_node_options(a)
+    argv = command(a.argv)
+    art = build_all()
+    cl = Cluster(f"run-{os.getpid()}")
+    try:
+        cl.boot_plan(art, plan, machine(a), watch=True)
+    except Failure:
+        cl.cleanup()  # the message already carries QEMU's output and the console
+        raise
+    try:
+        status = cl.exec(plan.nodes[0].name, argv)
+    finally:
+        cl.stop()
+        if a.stats_json:
+            stats.write_json(a.stats_json, {"nodes": cl.final_stats()})
+        if a.trace:
+            log(f"trace output kept in {cl.dir}/node*.log")
+        else:
+            cl.cleanup()
+    return status
+
+
+def cmd_stats(a) -> int:
+    cl = Cluster(a.name)
+    if not cl.running():
+        raise UsageError(f"cluster {a.name!r} is not running")
+    nodes = [node_arg(cl, a.node)] if a.node else cl.node_names()
+    all_stats = {n: cl.stats(n) for n in nodes}
+    if a.json:
+        print(stats.dumps({"nodes": all_stats}))
+    else:
+        print("\n".join(stats.table(n, st) for n, st in all_stats.items()))
+    return 0
+
+
+def cmd_boot(a) -> int:
+    plan = check_node_options(a)
+    if a.compare_nics and (a.cluster or a.nodes != 2):
+        raise UsageError("--compare-nics needs --nodes 2")
+    art = build_all()
+    cl = Cluster(a.name)
+    started = time.monotonic()
+    hellos = cl.boot_plan(art, plan, machine(a, a.compare_nics), watch=True)
+    booted = time.monotonic() - started
+    for node, h in hellos.items():
+        print(f"{node}: up, Linux {h.get('kernel')}")
+    print(f"cluster {a.name!r}: {len(hellos)} node(s) in {booted:.1f} s; run dir {cl.dir}")
+    if a.pcap:
+        print(f"  data-link traffic recorded in {Path(a.pcap).resolve()}/NODE-NETWORK.pcap")
+    print(f"  devmemsim exec {plan.nodes[0].name} --name {a.name} -- CMD    devmemsim stop --name {a.name}")
+    return 0
+
+
+def cmd_exec(a) -> int:
+    argv = command(a.argv)
+    cl = Cluster(a.name)
+    return cl.exec(node_arg(cl, a.node), argv)
+
+
+def cmd_stop(a) -> int:
+    cl = Cluster(a.name)
+    if not cl.running():
+        raise UsageError(f"cluster {a.name!r} is not running")
+    cl.stop()
+    if a.keep:
+        print(f"cluster {a.name!r} stopped; consoles and logs kept in {cl.dir}")
+    else:
+        cl.cleanup()
+        print(f"cluster {a.name!r} stopped")
+    return 0
+
+
+def cmd_status(a) -> int:
+    out = []
+    for name in list_clusters():
+        cl = Cluster(name)
+        if cl.running():
+            out.append({"cluster": name, "nodes": cl.status()})
+    print(stats.dumps(out))
+    return 0
