@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Run one linter over the repository's files of its kind.
 
-  lint.py clang-format | checkpatch | shellcheck | pyflakes
+  lint.py clang-format | checkpatch | shellcheck | pyflakes | import-cycles
 
 Files are the repository's own (git ls-files, plus new files git does not
 ignore); a file's kind comes from its extension or, for extensionless
@@ -10,6 +10,7 @@ scripts, its shebang. Prints each finding, then one line
 skipped) when the linter cannot run, with the reason.
 """
 
+import ast
 import os
 import re
 import subprocess
@@ -187,11 +188,72 @@ def lint_pyflakes(files: list) -> int:
     return report_by_path("pyflakes", res)
 
 
+# The Python package whose modules must not import each other in a cycle.
+PACKAGE = "tools/devmemsim"
+
+
+def module_name(path: str) -> str:
+    """tools/devmemsim/sweep/spec.py -> devmemsim.sweep.spec (a package's
+    __init__.py -> the package)."""
+    parts = Path(path).relative_to(Path(PACKAGE).parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imported(path: str, modules: dict) -> set:
+    """The package's modules the file imports, at any level of its code."""
+    me = module_name(path)
+    package = me if path.endswith("__init__.py") else me.rpartition(".")[0]
+    found = set()
+    for node in ast.walk(ast.parse((ROOT / path).read_text(), path)):
+        if isinstance(node, ast.Import):
+            found.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:  # from . / from .. : the package, or one up
+                parts = package.split(".")
+                base = ".".join(parts[:len(parts) - node.level + 1] + ([base] if base else []))
+            # "from PKG import name": the module PKG.name, or a name in PKG
+            found.update(f"{base}.{a.name}" if f"{base}.{a.name}" in modules else base for a in node.names)
+    return {m for m in found if m in modules and m != me}
+
+
+def cycles(graph: dict) -> list:
+    """Each import cycle once, as the modules along it (depth-first)."""
+    state, stack, found = {}, [], []
+
+    def visit(m):
+        state[m] = "open"
+        stack.append(m)
+        for dep in sorted(graph[m]):
+            if state.get(dep) == "open":
+                found.append(stack[stack.index(dep):] + [dep])
+            elif dep not in state:
+                visit(dep)
+        stack.pop()
+        state[m] = "done"
+
+    for m in sorted(graph):
+        if m not in state:
+            visit(m)
+    return found
+
+
+def lint_import_cycles(files: list) -> int:
+    paths = {module_name(f): f for f in files if f.startswith(PACKAGE + "/") and f.endswith(".py")}
+    graph = {m: imported(p, paths) for m, p in paths.items()}
+    findings = {p: 0 for p in paths.values()}
+    for cycle in cycles(graph):
+        print(f"{paths[cycle[0]]}: import cycle: {' -> '.join(cycle)}")
+        findings[paths[cycle[0]]] += 1
+    return report("import-cycles", findings)
+
+
 LINTERS = {
     "clang-format": lint_clang_format,
     "checkpatch": lint_checkpatch,
     "shellcheck": lint_shellcheck,
     "pyflakes": lint_pyflakes,
+    "import-cycles": lint_import_cycles,
 }
 
 
