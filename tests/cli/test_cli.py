@@ -21,7 +21,8 @@ from pathlib import Path
 from unittest import mock
 
 from clilib import cli
-from devmemsim import agent, build, cli as devmemsim_cli, console
+from devmemsim import agent, build, cli as devmemsim_cli, clustercmd, console
+from devmemsim.paths import LAUNCHER
 from devmemsim.errors import GuestDied
 
 
@@ -105,6 +106,60 @@ class BadInput(unittest.TestCase):
 
     def test_kselftest_needs_two_nodes(self):
         self.assertOneLineError(cli("kselftest", "--nodes", "1", "hw/devmem.py"), "--nodes 1")
+
+    def test_run_without_a_command_builds_nothing(self):
+        with tempfile.TemporaryDirectory() as build_dir:
+            res = subprocess.run([str(LAUNCHER), "run", "--nodes", "2"], capture_output=True, text=True,
+                                 env=dict(os.environ, DEVMEMSIM_BUILD=build_dir), timeout=60)
+            self.assertOneLineError(res, "no command given")
+            self.assertEqual(os.listdir(build_dir), [])
+
+    def test_demo_checks_the_cluster_files_node_keys_before_building(self):
+        with tempfile.NamedTemporaryFile("w", suffix=".toml", delete=False) as f:
+            f.write('[nodes]\ncount = 2\nset = ["nic.frobnicate=1"]\n')
+        try:
+            self.assertOneLineError(cli("demo", "--cluster", f.name), "nic.frobnicate: unknown key")
+        finally:
+            os.unlink(f.name)
+
+
+class Conventions(unittest.TestCase):
+    """What every Linux command line answers: its version, its usage when
+    called bare, help for each command, Ctrl-C said as such."""
+
+    def test_version(self):
+        res = cli("--version")
+        self.assertEqual(res.returncode, 0, res.stderr)
+        self.assertRegex(res.stdout, r"^devmemsim \S+\nQEMU: Debian's qemu \S+.*\nguest kernel: linux-source-")
+
+    def test_bare_command_prints_usage(self):
+        res = cli()
+        self.assertEqual(res.returncode, 2)
+        self.assertIn("usage: devmemsim [-h] [--version] COMMAND ...", res.stderr)
+        self.assertIn("kselftest", res.stderr)
+
+    def test_help_command(self):
+        res = cli("help", "exec")
+        self.assertEqual(res.returncode, 0, res.stderr)
+        self.assertIn("usage: devmemsim exec [-h] [--name NAME] NODE -- CMD [ARGS...]", res.stdout)
+        self.assertIn("Run CMD on a node of a booted cluster.", res.stdout)
+        self.assertEqual(cli("help").stdout, cli("--help").stdout)
+        self.assertEqual(cli("help", "launch").stderr.strip(),
+                         "devmemsim: help launch: no such command (devmemsim help lists them)")
+
+    def test_every_command_says_what_it_does(self):
+        commands = devmemsim_cli.make_parser()._subparsers._group_actions[0].choices
+        self.assertIn("kselftest", commands)
+        for name, parser in commands.items():
+            with self.subTest(command=name):
+                self.assertTrue(parser.description and parser.description.endswith("."), parser.description)
+
+    def test_interrupt_is_said(self):
+        err = io.StringIO()
+        with mock.patch.object(clustercmd, "cmd_status", side_effect=KeyboardInterrupt), \
+                contextlib.redirect_stderr(err):
+            status = devmemsim_cli.main(["status"])
+        self.assertEqual((status, err.getvalue()), (130, "devmemsim: interrupted\n"))
 
 
 # Console lines as the kernel writes them (7.3: an oops and a WARN).

@@ -3,10 +3,14 @@ adds its parser (add_command, or add_commands for a family) and names the
 function that runs it (the parser's default `run`)."""
 
 import argparse
+import re
+import subprocess
 import sys
 
 from . import clustercmd, conformance, demo, fidelity, kselftestcmd, sim, sweep, testcmd
+from .build import QEMU_VERSION, SCRIPTS
 from .errors import Failure, UsageError
+from .paths import ROOT
 
 
 class Parser(argparse.ArgumentParser):
@@ -16,10 +20,49 @@ class Parser(argparse.ArgumentParser):
         raise UsageError(message)
 
 
+def version() -> str:
+    """This tree's git description and what it builds the guests from."""
+    described = subprocess.run(["git", "-C", str(ROOT), "describe", "--always", "--dirty"], capture_output=True,
+                               text=True)
+    tree = described.stdout.strip() if described.returncode == 0 else "(not a git checkout)"
+    kernel = re.search(r"^PKG=(\S+)", (SCRIPTS / "fetch-linux.sh").read_text(), re.M).group(1)
+    return f"devmemsim {tree}\nQEMU: Debian's qemu {QEMU_VERSION}, with devmemsim's devices\nguest kernel: {kernel}"
+
+
+class Version(argparse.Action):
+    """--version: computed when asked for (it runs git)."""
+
+    def __init__(self, option_strings, dest, **kwargs):
+        super().__init__(option_strings, dest, nargs=0, help="print the version and exit")
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        print(version())
+        parser.exit()
+
+
+def add_help_command(sub, parser):
+    h = sub.add_parser("help", help="this list, or a command's help", description="Print the list of "
+                       "commands, or COMMAND's help (as COMMAND --help does).")
+    h.add_argument("command", nargs="?", metavar="COMMAND")
+
+    def show(a) -> int:
+        if a.command is None:
+            parser.print_help()
+            return 0
+        if a.command not in sub.choices:
+            raise UsageError(f"help {a.command}: no such command (devmemsim help lists them)")
+        sub.choices[a.command].print_help()
+        return 0
+    h.set_defaults(run=show)
+
+
 def make_parser():
-    p = Parser(prog="devmemsim", description="Emulated devmem TCP hardware (NIC + GPU) in QEMU.")
+    p = Parser(prog="devmemsim", description="Emulated devmem TCP hardware (NIC + GPU) in QEMU.",
+               epilog="'devmemsim help COMMAND' or 'devmemsim COMMAND --help': what a command does.")
+    p.add_argument("--version", action=Version)
     sub = p.add_subparsers(dest="cmd", metavar="COMMAND", parser_class=Parser)
     sub.required = True
+    add_help_command(sub, p)
     testcmd.add_commands(sub)
     clustercmd.add_commands(sub)
     demo.add_command(sub)
@@ -28,6 +71,9 @@ def make_parser():
     fidelity.add_command(sub)
     conformance.add_command(sub)
     kselftestcmd.add_command(sub)
+    for action in sub._choices_actions:  # a command's --help says what it does
+        command = sub.choices[action.dest]
+        command.description = command.description or action.help[0].upper() + action.help[1:] + "."
     return p
 
 
@@ -40,6 +86,9 @@ def main(argv=None) -> int:
         i = argv.index("--")
         argv, rest = argv[:i], argv[i + 1 :]
     try:
+        if not argv and not rest:
+            make_parser().print_help(sys.stderr)
+            return UsageError.status
         a = make_parser().parse_args(argv)
         if rest and not getattr(a, "takes_command", False):
             raise UsageError(f"'{a.cmd}' takes no command after '--'")
@@ -49,5 +98,5 @@ def main(argv=None) -> int:
         print(f"devmemsim: {e}", file=sys.stderr)
         return e.status
     except KeyboardInterrupt as e:  # kselftest.Stopped says which signal
-        print(f"devmemsim: {e or 'interrupted'}", file=sys.stderr)
+        print(f"devmemsim: {str(e) or 'interrupted'}", file=sys.stderr)
         return getattr(e, "status", 130)

@@ -9,7 +9,7 @@ from . import stats
 from .build import build_all
 from .cluster import Cluster, list_clusters
 from .errors import Failure, UsageError, log
-from .nodeargs import DYING, add_node_options, check_node_options, command, machine, node_arg
+from .nodeargs import DYING, add_node_options, check_node_options, command, machine, node_arg, takes_command
 
 
 def add_commands(sub):
@@ -18,6 +18,7 @@ def add_commands(sub):
     r.add_argument("--stats-json", metavar="FILE", help="write the node's counters here at power-off")
     r.epilog = ("CMD follows '--'. With --trace the run directory is kept (its path is printed). " + DYING)
     r.set_defaults(run=cmd_run, takes_command=True)
+    takes_command(r)
 
     b = sub.add_parser("boot", help="boot a long-lived cluster")
     add_node_options(b)
@@ -32,6 +33,7 @@ def add_commands(sub):
     e.add_argument("--name", default="default", help="cluster name")
     e.epilog = "CMD follows '--'. " + DYING
     e.set_defaults(run=cmd_exec, takes_command=True)
+    takes_command(e)
 
     s = sub.add_parser("stop", help="power off a booted cluster")
     s.add_argument("--name", default="default", help="cluster name")
@@ -48,8 +50,8 @@ def add_commands(sub):
 
 
 def cmd_run(a) -> int:
-    plan = check_node_options(a)
     argv = command(a.argv)
+    plan = check_node_options(a)
     art = build_all()
     cl = Cluster(f"run-{os.getpid()}")
     try:

@@ -9,7 +9,7 @@ from . import clusterfile, collective, srun, transfer
 from .build import build_all
 from .cluster import Cluster, Machine
 from .errors import UsageError
-from .nodeargs import DYING, add_cluster_file_options, check_pcap, cluster_plan
+from .nodeargs import DYING, add_cluster_file_options, check_pcap, check_plan_configs, cluster_plan
 from .paths import ROOT
 from .stats import write_json
 
@@ -64,6 +64,7 @@ def cmd_demo(a) -> int:
         plan = cluster_plan(a)
         if len(plan.nodes) < 2:
             raise UsageError(f"{a.cluster}: the demo needs two nodes; the file has {len(plan.nodes)}")
+        check_plan_configs(plan)
         crossed = [plan.networks.get(plan.nodes[0].nics[0].network)]
         if a.pattern:
             crossed = collective.networks(plan)

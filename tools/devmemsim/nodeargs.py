@@ -45,6 +45,11 @@ def add_node_options(p):
                         "docs/tracing.md); the events go to NODE.log in the cluster's run directory")
 
 
+def takes_command(p, tail="-- CMD [ARGS...]"):
+    """p's usage line ends in tail, what follows '--' (not parsed)."""
+    p.usage = p.format_usage().removeprefix("usage: ").rstrip() + " " + tail
+
+
 def command(argv):
     """The command after '--': a single word list is run as is; a single
     string with shell syntax goes through sh -c."""

@@ -5,6 +5,7 @@ import json
 import subprocess
 
 from .build import build_all, build_for_tests, build_in_background
+from .nodeargs import takes_command
 from .paths import BUILD
 
 
@@ -17,6 +18,7 @@ def add_commands(sub):
                         "fuzz smoke and one guest smoke; no debug kernel, no second kernel tree)")
     t.epilog = "Arguments after '--' go to meson test."
     t.set_defaults(run=cmd_test, takes_command=True)
+    takes_command(t, "[-- MESON-TEST-ARGS...]")
 
 
 def cmd_build(a) -> int:
