@@ -7,7 +7,7 @@ QEMU; inside an allocation (`salloc --no-shell`, then the CLI with its
 SLURM_JOB_ID) both nodes' QEMUs are steps of the job (squeue -s lists
 devmemsim-CLUSTER-NODE, QEMU's parent is slurmstepd), status shows them, a
 devmem transfer between the nodes is verified, and after stop no step and
-no QEMU is left; `salloc ... devmemsim demo --srun` (the README's recipe)
+no QEMU is left; `salloc ... devmemsim demo --srun` (docs/clusters.md's recipe)
 verifies its transfers. Needs root and Slurm (exit 77 otherwise). A few minutes
 under TCG."""
 
@@ -173,7 +173,7 @@ class SlurmNodes(unittest.TestCase):
 
 
     def test_e_demo_under_salloc(self):
-        """The README's recipe: salloc runs the CLI inside its allocation."""
+        """docs/clusters.md's recipe: salloc runs the CLI inside its allocation."""
         res = self.slurm.run("salloc", "--immediate=60", "-n1", "-c2", "--job-name=dms-srun-demo", str(LAUNCHER),
                              "demo", "--cluster", str(self.dir / "smp1.toml"), "--srun", "--mode", "devmem",
                              "--mib", "8")
