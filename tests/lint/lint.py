@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Run one linter over the repository's files of its kind.
 
-  lint.py clang-format | checkpatch | shellcheck | pyflakes | import-cycles
+  lint.py clang-format | checkpatch | shellcheck | pyflakes | import-cycles | doc-links
 
 Files are the repository's own (git ls-files, plus new files git does not
 ignore); a file's kind comes from its extension or, for extensionless
@@ -248,12 +248,52 @@ def lint_import_cycles(files: list) -> int:
     return report("import-cycles", findings)
 
 
+def heading_anchors(text: str) -> set:
+    """The anchors of a Markdown file's headings, as GitHub makes them
+    (lower case, punctuation but '-' dropped, spaces to '-'), code
+    blocks skipped."""
+    anchors, code = set(), False
+    for line in text.splitlines():
+        if line.startswith("```"):
+            code = not code
+        elif not code and (m := re.match(r"#+ (.*)", line)):
+            anchors.add(re.sub(r"[^\w\- ]", "", m.group(1).strip().lower()).replace(" ", "-"))
+    return anchors
+
+
+def broken_links(path: str) -> list:
+    """The relative links of a Markdown file whose file or heading is not there."""
+    text = (ROOT / path).read_text()
+    text = re.sub(r"^```.*?^```", "", text, flags=re.S | re.M)  # links in code are not links
+    broken = []
+    for target in re.findall(r"\]\(([^)\s]+)\)", text):
+        if re.match(r"[a-z]+:", target):
+            continue
+        file, _, anchor = target.partition("#")
+        dest = (ROOT / path).parent / file if file else ROOT / path
+        if not dest.exists():
+            broken.append(f"{path}: {target}: no such file")
+        elif anchor and dest.suffix == ".md" and anchor not in heading_anchors(dest.read_text()):
+            broken.append(f"{path}: {target}: no such heading")
+    return broken
+
+
+def lint_doc_links(files: list) -> int:
+    findings = {}
+    for path in (f for f in files if f.endswith(".md")):
+        broken = broken_links(path)
+        print("".join(f"{b}\n" for b in broken), end="")
+        findings[path] = len(broken)
+    return report("doc-links", findings)
+
+
 LINTERS = {
     "clang-format": lint_clang_format,
     "checkpatch": lint_checkpatch,
     "shellcheck": lint_shellcheck,
     "pyflakes": lint_pyflakes,
     "import-cycles": lint_import_cycles,
+    "doc-links": lint_doc_links,
 }
 
 
