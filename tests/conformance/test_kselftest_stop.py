@@ -45,7 +45,7 @@ CHILD = textwrap.dedent("""\
         def close(self):
             open(sys.argv[3], "w").write("closed")
 
-    kselftest.Session = Session
+    kselftest.runner.Session = Session  # the run's own name for it
     kbuild = SimpleNamespace(artifacts=SimpleNamespace(kernel_version="7.3.4-test"), tree="tree",
                              guest_root="/g", config_missing=[], helpers_missing={}, test_fixes=[], seconds={})
     files = [kselftest.TestFile(rel, 45) for rel in ("a.py", "b.py", "c.py")]

@@ -3,7 +3,7 @@ selftests (drivers/net and drivers/net/hw, the default set of `devmemsim
 kselftest`) on two nodes, as one table with a written reason for every case
 that does not pass.
 
-The run is `devmemsim kselftest`'s (kselftest.py), fresh or a JSON summary
+The run is `devmemsim kselftest`'s (the kselftest package), fresh or a JSON summary
 it wrote (--from). Reasons come from one table, conformance_reasons.toml:
 entries of file and case patterns (first match wins) with the reason the
 case skips or xfails on devmemsim, and the few cases that fail on every NIC
@@ -271,7 +271,7 @@ def header(report: Report) -> list:
         + (f" (cluster file `{m['cluster']}`)" if m.get("cluster") else "") + ": "
         f"Linux {m.get('kernel', '?')}, runner {m.get('runner', '?')}{minutes}.",
         "Do not edit: the reasons come from `tools/devmemsim/conformance_reasons.toml`, the files left",
-        "out of the set (excluded) from `tools/devmemsim/kselftest.py`.",
+        "out of the set (excluded) from `tools/devmemsim/kselftest/selection.py`.",
         "",
         verdict,
         "",

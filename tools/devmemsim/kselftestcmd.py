@@ -1,5 +1,5 @@
 """`devmemsim kselftest`: the command line of a kernel selftest run (the
-run itself is kselftest.py's)."""
+run itself is the kselftest package's)."""
 
 import argparse
 import os
