@@ -21,7 +21,7 @@ from pathlib import Path
 from unittest import mock
 
 from clilib import cli
-from devmemsim import agent, build, cli as devmemsim_cli, clustercmd, console
+from devmemsim import agent, build, cli as devmemsim_cli, clustercmd, console, testcmd
 from devmemsim.paths import LAUNCHER
 from devmemsim.errors import GuestDied
 
@@ -195,7 +195,7 @@ class TestStages(unittest.TestCase):
              "guest-debug-a": ["guest-debug"]}
 
     def stage(self, *args):
-        return build.stage_for_tests(list(args), self.TESTS)
+        return testcmd.stage_for_tests(list(args), self.TESTS)
 
     def test_listing_builds_no_guest(self):
         self.assertEqual(self.stage("--list"), "model")
@@ -209,8 +209,8 @@ class TestStages(unittest.TestCase):
 
     def test_suites_selected(self):
         """What the test command builds in the background follows them."""
-        self.assertEqual(build.selected_suites(["guest-*"], self.TESTS), {"guest", "guest-debug"})
-        self.assertEqual(build.selected_suites(["--suite", "quick"], self.TESTS), {"unit", "quick"})
+        self.assertEqual(testcmd.selected_suites(["guest-*"], self.TESTS), {"guest", "guest-debug"})
+        self.assertEqual(testcmd.selected_suites(["--suite", "quick"], self.TESTS), {"unit", "quick"})
 
 
 class BackgroundBuild(unittest.TestCase):

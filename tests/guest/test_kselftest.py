@@ -14,7 +14,7 @@
     kselftest-tree.config (--config: no DWARF, so no BTF, which devmem.py
     does not need), and the JSON lists the BTF it turned off as missing.
 
-The copy (devmemsim.build.test_tree()) shares its files' inodes with the
+The copy (devmemsim.ktree.test_tree()) shares its files' inodes with the
 pinned source: a file of it is only ever replaced (new file, renamed over
 the old one), never written in place. Its first build is a full kernel
 build (about a quarter cheaper without DWARF), which `./devmemsim test`
@@ -34,7 +34,8 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools"))
-from devmemsim.build import KSELFTEST_FIXES, TEST_TREE_FRAGMENT, linux_source, test_tree, tree_lock  # noqa: E402
+from devmemsim.build import KSELFTEST_FIXES, TEST_TREE_FRAGMENT, linux_source  # noqa: E402
+from devmemsim.ktree import test_tree, tree_lock  # noqa: E402
 from devmemsim.paths import LAUNCHER  # noqa: E402
 
 DEVMEM_CASES = ["check_rx", "check_tx", "check_tx_chunks", "check_rx_hds", "check_rx_large_niov"]

@@ -25,7 +25,7 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import build, kselftest
+from . import build, kselftest, ktree
 from .errors import Failure, UsageError, log
 from .nodeargs import check_plan_configs
 from .paths import BUILD, ROOT
@@ -375,7 +375,7 @@ def fresh_run(json_path: Path, plan) -> dict:
     `devmemsim kselftest --json` runs it."""
     json_path.parent.mkdir(parents=True, exist_ok=True)
     files = kselftest.resolve(build.linux_source(), [])
-    kbuild = build.build_kselftest(None, [])
+    kbuild = ktree.build_kselftest(None, [])
     kselftest.run(kbuild, files, plan, kselftest.Outputs(json=str(json_path)))
     log(f"the run's summary: {json_path}")
     return load_run(json_path)

@@ -5,7 +5,7 @@ import argparse
 import os
 from pathlib import Path
 
-from . import build, kselftest
+from . import build, kselftest, ktree
 from .addressing import MAX_NODES
 from .errors import UsageError
 from .nodeargs import check_plan_configs
@@ -54,7 +54,7 @@ def cmd_kselftest(a) -> int:
     plan = kselftest.cluster_plan(a.cluster, a.nodes)
     if a.cluster:
         check_plan_configs(plan)
-    tree = build.tree_dir(Path(a.kernel_tree)) if a.kernel_tree else None
+    tree = ktree.tree_dir(Path(a.kernel_tree)) if a.kernel_tree else None
     files = kselftest.resolve(tree or build.linux_source(), a.tests)
-    kbuild = build.build_kselftest(tree, fragments)
+    kbuild = ktree.build_kselftest(tree, fragments)
     return kselftest.run(kbuild, files, plan, kselftest.Outputs(a.ktap or "", a.junit or "", a.json or ""))

@@ -137,7 +137,7 @@ class Outputs:
 
 def run(kbuild, files: list, plan: clusterfile.Plan, outputs: Outputs) -> int:
     """Run files on plan's cluster (cluster_plan()) booted from kbuild
-    (build.KselftestBuild); exit status: 0 all passed (skips allowed), 1 a
+    (ktree.KselftestBuild); exit status: 0 all passed (skips allowed), 1 a
     failure."""
     keep = outputs.consoles_prefix()
     for fix in kbuild.test_fixes:
