@@ -73,6 +73,12 @@ class BadInput(unittest.TestCase):
         self.assertOneLineError(cli("sim", "--set", "traffic.pace=1"), "traffic.pace: unknown key")
         self.assertOneLineError(cli("sim", "--set", "run.duration_us=0"), "run.duration_us: expected a number")
 
+    def test_sim_output_in_a_missing_directory(self):
+        self.assertOneLineError(cli("sim", "--json", "/nonexistent/x.json"),
+                                "--json /nonexistent/x.json: no such directory /nonexistent")
+        self.assertOneLineError(cli("sim", "--trace", "/nonexistent/t.log"),
+                                "--trace /nonexistent/t.log: no such directory /nonexistent")
+
     def test_fidelity_bad_output(self):
         self.assertOneLineError(cli("fidelity", "--output", "/nonexistent/fidelity.md"),
                                 "--output /nonexistent/fidelity.md: no such directory")

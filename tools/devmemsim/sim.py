@@ -6,6 +6,7 @@ docs/architecture.md, "dms-sim"."""
 
 import os
 import subprocess
+from pathlib import Path
 
 from .build import build_lock, build_model
 from .errors import UsageError
@@ -42,6 +43,9 @@ def run(a) -> int:
         args += ["--set", kv]
     for opt, value in (("--json", a.json), ("--trace", a.trace)):
         if value:
+            # Checked here: dms-sim writes its outputs after the run.
+            if value != "-" and not Path(value).resolve().parent.is_dir():
+                raise UsageError(f"{opt} {value}: no such directory {Path(value).parent}")
             args += [opt, value]
     with build_lock():
         build_model()
