@@ -17,7 +17,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "cli"))
 from clilib import cli  # noqa: E402
-from devmemsim.addressing import DATA, data_addr  # noqa: E402
+from devmemsim.addressing import DATA, data_addr, data_addr6  # noqa: E402
 from devmemsim import console  # noqa: E402
 from devmemsim.agent import TIMED_OUT  # noqa: E402
 from devmemsim.nodeargs import command  # noqa: E402
@@ -277,6 +277,29 @@ class TwoNodes(unittest.TestCase):
     @classmethod
     def sh(cls, node, script, timeout=600, check=True):
         return sh(cls.NAME, node, script, timeout, check)
+
+    @classmethod
+    def tcp_transfer(cls, nbytes, port, sender=0, ipv6=False):
+        """nbytes of random data from node `sender` to the other node over
+        TCP (socat, to its data-link address): the sha256 of what was sent,
+        the sha256 of what arrived and how many bytes did."""
+        receiver = 1 - sender
+        if ipv6:
+            to, listen = f"TCP6:[{data_addr6(receiver)}]", "TCP6-LISTEN"
+        else:
+            to, listen = f"TCP4:{data_addr(receiver)}", "TCP4-LISTEN"
+        cls.sh(receiver, f"rm -f /tmp/rx; nohup socat -u {listen}:{port},reuseaddr OPEN:/tmp/rx,creat,trunc "
+                         ">/dev/null 2>&1 & sleep 0.5")
+        sent = cls.sh(sender, f"head -c {nbytes} /dev/urandom >/tmp/tx && socat -u OPEN:/tmp/tx {to}:{port} && "
+                              "sha256sum /tmp/tx", timeout=600)
+        got = cls.sh(receiver, "while pgrep -x socat >/dev/null; do sleep 0.1; done; "
+                               "sha256sum /tmp/rx; stat -c %s /tmp/rx", timeout=300).split()
+        return sent.split()[0], got[0], int(got[2])
+
+    def verified_tcp(self, nbytes, port, sender=0, ipv6=False):
+        """tcp_transfer(), and every byte arrived unchanged."""
+        sent, got, size = self.tcp_transfer(nbytes, port, sender, ipv6)
+        self.assertEqual((got, size), (sent, nbytes), "bytes changed or went missing")
 
     @classmethod
     def nic_up(cls, node, ipv6=False):

@@ -600,15 +600,6 @@ class Nic(TwoNodes):
         self.sh(node, f"ethtool -C {self.ifname[node]} {settings}")
         return self.sh(node, f"ethtool -c {self.ifname[node]}")
 
-    def verified_transfer(self, port, nbytes=MODERATION_CHECK_BYTES):
-        """nbytes of random data node0 -> node1 over TCP; sha256 on both ends."""
-        self.sh(1, f"rm -f /tmp/coal.sum; (socat -u TCP4-LISTEN:{port},reuseaddr - | sha256sum >/tmp/coal.sum) "
-                   ">/dev/null 2>&1 & sleep 0.5")
-        sent = self.sh(0, f"head -c {nbytes} /dev/urandom >/tmp/coal.bin && sha256sum </tmp/coal.bin && "
-                          f"socat -u FILE:/tmp/coal.bin TCP4:{ADDR[1]}:{port}", timeout=300).split()[0]
-        got = self.sh(1, "while pidof socat >/dev/null; do sleep 0.2; done; cat /tmp/coal.sum", timeout=300)
-        self.assertEqual(got.split()[0], sent, "bytes changed or went missing")
-
     def test_50_interrupt_moderation(self):
         """ethtool -C reaches the device and reads back, a setting beyond
         the device's 1 ms is refused, and bulk streams at rx/tx-usecs 0, 8,
@@ -633,12 +624,12 @@ class Nic(TwoNodes):
                 irqs = self.queue_interrupts(1) - before
                 mib = res["end"]["sum_received"]["bytes"] / (1 << 20)
                 self.assertGreater(mib, 1)
-                self.verified_transfer(5207 + usecs)
+                self.verified_tcp(MODERATION_CHECK_BYTES, 5207 + usecs)
                 self.results.append(f"rx/tx-usecs {usecs}: {self.gbps(res):.3f}, "
                                     f"{irqs / mib:.0f} receiver queue interrupts per MiB")
             out = self.coalesce(1, "adaptive-rx on")
             self.assertRegex(out, r"Adaptive RX: on")
-            self.verified_transfer(5300)
+            self.verified_tcp(MODERATION_CHECK_BYTES, 5300)
         finally:
             self.coalesce(1, "adaptive-rx off rx-usecs 0 rx-frames 0 tx-usecs 0 tx-frames 0")
             self.sh(1, f"ethtool -L {self.ifname[1]} combined 4")
@@ -671,7 +662,7 @@ class Nic(TwoNodes):
             self.assertTrue(all(r > 768 for r in rings), f"{attr}: rings not all at 1024 entries: {rings}")
         self.assertEqual(complaints(self.dmesg_since(1, mark)), [])
         self.assertEqual(self.delta(before, self.stats(1), r"q\d+_start_errors"), 1)
-        self.verified_transfer(5310, 1 << 20)
+        self.verified_tcp(1 << 20, 5310)
 
     def test_61_datapath_down_after_refused_restore(self):
         """The device refuses every queue (fail_queue_enable): ethtool -L 2
@@ -711,7 +702,7 @@ ip link set {rif} down && ip link set {rif} up; echo "up=$?"
         self.assertIn("datapath down after a failed reconfiguration", log)
         # The new pair 0 and the old one: the first refusal ends each start.
         self.assertEqual(self.delta(before, self.stats(1), r"q\d+_start_errors"), 2)
-        self.verified_transfer(5311, 1 << 20)
+        self.verified_tcp(1 << 20, 5311)
 
     def test_90_no_kernel_warnings(self):
         for n in (0, 1):

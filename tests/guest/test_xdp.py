@@ -248,16 +248,6 @@ class Xdp(TwoNodes):
         sent = self.sh(1, f"python3 - {NODE0} {n} {size} <<'EOF'\n{SEND}\nEOF", timeout=300).split()
         return sent, self.received(0)
 
-    def tcp_transfer(self, nbytes, port):
-        """nbytes node1 -> node0 over TCP; (sha256 sent, sha256 received)."""
-        self.sh(0, f"rm -f /tmp/rx; nohup socat -u TCP4-LISTEN:{port},reuseaddr OPEN:/tmp/rx,creat,trunc "
-                   f">/dev/null 2>&1 & sleep 0.5")
-        sent = self.sh(1, f"head -c {nbytes} /dev/urandom >/tmp/tx && "
-                          f"socat -u OPEN:/tmp/tx TCP4:{NODE0}:{port} && sha256sum /tmp/tx", timeout=600)
-        got = self.sh(0, "for i in $(seq 100); do pgrep -x socat >/dev/null || break; sleep 0.1; done; "
-                         "sha256sum /tmp/rx")
-        return sent.split()[0], got.split()[0]
-
     def test_1_features(self):
         dev = self.netdev(0)["dev"]
         self.assertLessEqual({"basic", "redirect", "ndo-xmit", "rx-sg", "ndo-xmit-sg", "xsk-zerocopy"},
@@ -276,7 +266,7 @@ class Xdp(TwoNodes):
             q_before = self.netdev(0)["qstats"]
             before = self.ethtool_stats(0)
             sent, got = self.send_datagrams(200, 512)
-            tcp = self.tcp_transfer(2 * MiB, 5500)
+            tcp = self.tcp_transfer(2 * MiB, 5500, sender=1)
             after = self.ethtool_stats(0)
             q_after = self.netdev(0)["qstats"]
         finally:
@@ -323,7 +313,7 @@ class Xdp(TwoNodes):
             self.assertEqual(self.header_split(), "on")
             before = self.ethtool_stats(0)
             sent, got = self.send_datagrams(20, 8000)
-            tcp = self.tcp_transfer(4 * MiB, 5501)
+            tcp = self.tcp_transfer(4 * MiB, 5501, sender=1)
             after = self.ethtool_stats(0)
             self.assertEqual(sent, got)
             self.assertEqual(tcp[0], tcp[1])
