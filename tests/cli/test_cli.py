@@ -27,6 +27,13 @@ from devmemsim.errors import GuestDied
 
 
 class BadInput(unittest.TestCase):
+    def toml(self, text: str) -> str:
+        """A TOML file holding text, removed after the test: its path."""
+        with tempfile.NamedTemporaryFile("w", suffix=".toml", delete=False) as f:
+            f.write(text)
+        self.addCleanup(os.unlink, f.name)
+        return f.name
+
     def assertOneLineError(self, res, needle):
         self.assertEqual(res.returncode, 2, res.stderr)
         # Progress lines of a concurrent build are not part of the answer.
@@ -49,20 +56,12 @@ class BadInput(unittest.TestCase):
                                 "--config /nonexistent/node.toml: no such file")
 
     def test_malformed_config_names_file_and_line(self):
-        with tempfile.NamedTemporaryFile("w", suffix=".toml", delete=False) as f:
-            f.write("[nic]\nqueues = 4\nqueues = 8\n")
-        try:
-            self.assertOneLineError(cli("run", "--config", f.name, "--", "true"), f"{f.name}:3:")
-        finally:
-            os.unlink(f.name)
+        path = self.toml("[nic]\nqueues = 4\nqueues = 8\n")
+        self.assertOneLineError(cli("run", "--config", path, "--", "true"), f"{path}:3:")
 
     def test_unknown_config_key(self):
-        with tempfile.NamedTemporaryFile("w", suffix=".toml", delete=False) as f:
-            f.write("[gpu]\nmemsize = \"1G\"\n")
-        try:
-            self.assertOneLineError(cli("boot", "--config", f.name), "gpu.memsize: unknown key")
-        finally:
-            os.unlink(f.name)
+        self.assertOneLineError(cli("boot", "--config", self.toml("[gpu]\nmemsize = \"1G\"\n")),
+                                "gpu.memsize: unknown key")
 
     def test_bad_override(self):
         self.assertOneLineError(cli("run", "--set", "nic.queues=100", "--", "true"),
@@ -121,12 +120,8 @@ class BadInput(unittest.TestCase):
             self.assertEqual(os.listdir(build_dir), [])
 
     def test_demo_checks_the_cluster_files_node_keys_before_building(self):
-        with tempfile.NamedTemporaryFile("w", suffix=".toml", delete=False) as f:
-            f.write('[nodes]\ncount = 2\nset = ["nic.frobnicate=1"]\n')
-        try:
-            self.assertOneLineError(cli("demo", "--cluster", f.name), "nic.frobnicate: unknown key")
-        finally:
-            os.unlink(f.name)
+        path = self.toml('[nodes]\ncount = 2\nset = ["nic.frobnicate=1"]\n')
+        self.assertOneLineError(cli("demo", "--cluster", path), "nic.frobnicate: unknown key")
 
 
 class Conventions(unittest.TestCase):
