@@ -208,6 +208,11 @@ class TestStages(unittest.TestCase):
         self.assertEqual(self.stage("--no-suite", "guest-debug"), "guest")
         self.assertEqual(self.stage(), "guest-debug")
 
+    def test_counts_read_from_the_setups_log(self):
+        self.assertEqual(testcmd.test_log(["guest-lies"]), "testlog.json")
+        self.assertEqual(testcmd.test_log(["--setup", "stress", "guest-lies"]), "testlog-stress.json")
+        self.assertEqual(testcmd.test_log(["--setup=stress"]), "testlog-stress.json")
+
     def test_suites_selected(self):
         """What the test command builds in the background follows them."""
         self.assertEqual(testcmd.selected_suites(["guest-*"], self.TESTS), {"guest", "guest-debug"})

@@ -30,6 +30,18 @@ def cmd_build(a) -> int:
     return 0
 
 
+def test_log(meson_args: list) -> str:
+    """The JSON log `meson test MESON_ARGS` writes: a test setup's is
+    named after it (testlog-SETUP.json)."""
+    setup = ""
+    for arg, following in zip(meson_args, meson_args[1:] + [""]):
+        if arg == "--setup":
+            setup = following
+        elif arg.startswith("--setup="):
+            setup = arg.partition("=")[2]
+    return f"testlog-{setup}.json" if setup not in ("", "default") else "testlog.json"
+
+
 def cmd_test(a) -> int:
     meson_args = (["--suite", "quick"] if a.quick else []) + a.argv
     with build_in_background(build_for_tests(meson_args)):
@@ -38,7 +50,7 @@ def cmd_test(a) -> int:
         return status  # nothing ran: the log is an earlier run's
     counts = {"passed": 0, "failed": 0, "skipped": 0}
     try:
-        with open(BUILD / "meson-logs" / "testlog.json") as f:
+        with open(BUILD / "meson-logs" / test_log(meson_args)) as f:
             for line in f:
                 result = json.loads(line).get("result")
                 key = {"OK": "passed", "EXPECTEDFAIL": "passed", "SKIP": "skipped"}.get(result, "failed")
