@@ -203,8 +203,9 @@ def cluster_name(prefix):
 
 
 # Reloads dmsnic as the guest init loads it (its load-order line, with the
-# parameters) and gives the new interface $CIDR and $CIDR6 as the init
-# does. Test tools an earlier file left running are stopped first.
+# parameters) and keeps the new interface's IPv6 address over down/up as
+# the init does; NIC_UP then gives it its addresses. Test tools an earlier
+# file left running are stopped first.
 FRESH_NIC = rf"""
 set -e
 for tool in iperf3 socat dms-devmem ncdevmem; do pkill -x "$tool" || true; done
@@ -215,17 +216,13 @@ grep '^dmsnic\.ko' /opt/devmemsim/modules/load-order | {{
 	insmod "/opt/devmemsim/modules/$mod" $params
 }}
 IF={DMSNIC_IF}
-[ -n "$IF" ]
 echo 1 >"/proc/sys/net/ipv6/conf/$IF/keep_addr_on_down"
-ip addr add "$CIDR" dev "$IF"
-ip link set "$IF" up
-ip -6 addr add "$CIDR6" dev "$IF" nodad
 """
 
 
 def fresh_nic(name, node):
-    """FRESH_NIC on node N of the shared cluster `name`."""
-    sh(name, node, f"CIDR={DATA.cidr(node)}\nCIDR6={DATA.cidr6(node)}\n{FRESH_NIC}", timeout=300)
+    """FRESH_NIC and NIC_UP on node N of the shared cluster `name`."""
+    sh(name, node, f"CIDR={DATA.cidr(node)}\nCIDR6={DATA.cidr6(node)}\n{FRESH_NIC}{NIC_UP}", timeout=300)
 
 
 class TwoNodes(unittest.TestCase):
