@@ -12,7 +12,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from .build import build_lock, build_model
+from .build import SIM_TARGETS, build_lock, build_model
 from .errors import Failure, UsageError
 from .paths import BUILD, ROOT
 
@@ -505,7 +505,7 @@ def run(a) -> int:
     if a.output != "-" and not Path(a.output).resolve().parent.is_dir():
         raise UsageError(f"--output {a.output}: no such directory")
     with build_lock():
-        build_model()
+        build_model(SIM_TARGETS)
     text = generate(BUILD / "sysc-model" / "dms-sim", BUILD / "sysc-model" / "dms-pcie")
     if a.output == "-":
         sys.stdout.write(text)

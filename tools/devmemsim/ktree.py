@@ -13,9 +13,9 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from .build import (KERNEL_FRAGMENT, KSELFTEST_DEPS, KSELFTEST_GUEST_ROOT, SCRIPTS, SELFTEST_CONFIGS, Artifacts,
-                    build_lock, build_model, build_modules, build_payload, build_pinned, build_qemu, build_rootfs,
-                    build_selftests, digest, linux_source, timed)
+from .build import (KERNEL_FRAGMENT, KSELFTEST_DEPS, KSELFTEST_GUEST_ROOT, NODE_TARGETS, SCRIPTS, SELFTEST_CONFIGS,
+                    Artifacts, build_lock, build_model, build_modules, build_payload, build_pinned, build_qemu,
+                    build_rootfs, build_selftests, digest, linux_source, timed)
 from .errors import Failure, TreeBroken, UsageError, log
 from .paths import cache_dir
 
@@ -42,7 +42,7 @@ def build_kselftest(tree: Path | None, fragments: list) -> KselftestBuild:
     Raises UsageError for a tree that is not a clean kernel tree or a missing
     fragment, TreeBroken for a tree that does not configure or build."""
     with build_lock():
-        qemu = build_qemu(build_model())
+        qemu = build_qemu(build_model(NODE_TARGETS))
         if tree is None:
             if fragments:
                 raise UsageError("--config needs --kernel-tree (the pinned kernel's configuration is fixed)")

@@ -90,7 +90,7 @@ def check_configs(configs: list) -> None:
     """Check node configurations [(file, sets)] with the model's schema
     (dms-config), before anything heavy is built."""
     with build_lock():
-        build_model()
+        build_model(["sysc-model/dms-config"])
     for config, sets in configs:
         node_config(config, sets)
 

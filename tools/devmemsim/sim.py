@@ -8,7 +8,7 @@ import os
 import subprocess
 from pathlib import Path
 
-from .build import build_lock, build_model
+from .build import SIM_TARGETS, build_lock, build_model
 from .errors import UsageError
 from .paths import BUILD
 
@@ -48,5 +48,5 @@ def run(a) -> int:
                 raise UsageError(f"{opt} {value}: no such directory {Path(value).parent}")
             args += [opt, value]
     with build_lock():
-        build_model()
+        build_model(SIM_TARGETS)
     return subprocess.call([str(BUILD / "sysc-model" / "dms-sim"), *args])
