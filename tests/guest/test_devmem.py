@@ -21,20 +21,21 @@ import time
 import unittest
 from pathlib import Path
 
-from guestlib import TwoNodes, cli, cluster_name, data_addr, kernel_complaints, main, run, scaled
+from guestlib import TwoNodes, cli, cluster_name, data_addr, default_kernel_only, kernel_complaints, main, run, scaled
 
 TOOL = "/opt/devmemsim/bin/dms-devmem"
 SERVER, CLIENT = data_addr(1), data_addr(0)  # node1 receives, node0 sends
 MiB = 1 << 20
-# The demo's size: the main job's 64 MiB, and under the debug kernel (which
-# moves a few Mbit/s under TCG) 16 MiB, still far more than the headers and
-# descriptors the root-complex check below allows for.
-DEMO_MIB = scaled(64 * MiB) // MiB
+# The demo's size: the main job's 64 MiB.
+DEMO_MIB = 64
 # What a checked transfer of the bad-input cases moves (2 MiB under the
 # debug kernel: still 1400 frames, and 512 niovs through the bound ring).
 XFER = scaled(8 * MiB)
 
 
+@default_kernel_only("BadInput's devmem transfers take the demo's bind-rx/bind-tx paths at MTU 9000 "
+                     "and guest-debug-gpu the bounce copy engine's; the demo's own figures are PCIe "
+                     "counters, and a debug boot of its own costs minutes")
 class Demo(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
