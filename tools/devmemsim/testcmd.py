@@ -33,12 +33,8 @@ def cmd_build(a) -> int:
 def test_log(meson_args: list) -> str:
     """The JSON log `meson test MESON_ARGS` writes: a test setup's is
     named after it (testlog-SETUP.json)."""
-    setup = ""
-    for arg, following in zip(meson_args, meson_args[1:] + [""]):
-        if arg == "--setup":
-            setup = following
-        elif arg.startswith("--setup="):
-            setup = arg.partition("=")[2]
+    options, _ = meson_test_args(meson_args)
+    setup = (options.get("--setup") or [""])[-1]
     return f"testlog-{setup}.json" if setup not in ("", "default") else "testlog.json"
 
 
@@ -116,21 +112,29 @@ def stage_for_tests(meson_args: list, tests: dict) -> str:
     return max(needs, key=STAGES.index)
 
 
-def selected_suites(meson_args: list, tests: dict) -> set:
-    """The suites of the tests `meson test MESON_ARGS` selects."""
-    wanted, unwanted, names = set(), set(), []
+def meson_test_args(meson_args: list) -> tuple[dict, list]:
+    """`meson test` arguments read as meson reads them: ({option: [its
+    values, in order]}, the test names given)."""
+    options, names = {}, []
     args = list(meson_args)
     while args:
         arg = args.pop(0)
         opt, eq, value = arg.partition("=")
         if opt in _MESON_VALUE_OPTS and not eq:
             value = args.pop(0) if args else ""
-        if opt == "--suite":
-            wanted.add(value.split(":")[-1])
-        elif opt == "--no-suite":
-            unwanted.add(value.split(":")[-1])
+        if opt in _MESON_VALUE_OPTS:
+            options.setdefault(opt, []).append(value)
         elif not arg.startswith("-"):
-            names.append(arg.split(":")[-1])
+            names.append(arg)
+    return options, names
+
+
+def selected_suites(meson_args: list, tests: dict) -> set:
+    """The suites of the tests `meson test MESON_ARGS` selects."""
+    options, names = meson_test_args(meson_args)
+    wanted = {v.split(":")[-1] for v in options.get("--suite", [])}
+    unwanted = {v.split(":")[-1] for v in options.get("--no-suite", [])}
+    names = [n.split(":")[-1] for n in names]
     suites = set()
     for name, test_suites in tests.items():
         if names and not any(fnmatch.fnmatchcase(name, n) for n in names):
