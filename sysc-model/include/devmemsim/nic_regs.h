@@ -11,7 +11,7 @@
 #include "regs_common.h"
 
 #define DMS_NIC_ID_MAGIC 0x4e534d44 /* "DMSN" in memory order */
-#define DMS_NIC_VERSION 0x00010009  /* major 1, minor 9 */
+#define DMS_NIC_VERSION 0x0001000a  /* major 1, minor 10 */
 
 /* Identity and capabilities (read only). */
 #define DMS_NIC_REG_ID 0x0000		 /* DMS_NIC_ID_MAGIC */
@@ -39,6 +39,8 @@
 #define DMS_NIC_CAP_MAC_STD_STATS (1U << 14) /* v1.8: MSTAT_* (IEEE 802.3 counters) */
 #define DMS_NIC_CAP_RXQ_WHOLE (1U << 16)     /* v1.8: DMS_NIC_Q_WHOLE */
 #define DMS_NIC_CAP_RXQ_PACK (1U << 17)	     /* v1.9: DMS_NIC_Q_PACK */
+/* v1.10: DMS_NIC_Q_DROP_EN, RXQ_NO_BUF_DROP, STAT_RX_NO_BUF_DROP */
+#define DMS_NIC_CAP_RXQ_DROP (1U << 18)
 
 /* v1.8: TX scheduler nodes and queue weights (TXS_*, below). */
 #define DMS_NIC_CAP_TX_SCHED_NODES (1U << 15)
@@ -98,6 +100,8 @@
 #define DMS_NIC_REG_STAT_TX_DMA_ERR 0x0090   /* TX buffer address faulted */
 #define DMS_NIC_REG_STAT_RING_ERR 0x0094     /* bad ring setup or index */
 #define DMS_NIC_REG_STAT_RING_DMA_ERR 0x0098 /* ring access faulted: queue stopped */
+/* v1.10: frames dropped for want of buffers on DROP_EN queues */
+#define DMS_NIC_REG_STAT_RX_NO_BUF_DROP 0x009c
 /* v1.5: segmentation (dms_tx_seg_desc); RO, 32-bit, wrap. */
 #define DMS_NIC_REG_TSO_SUPER 0x00c0 /* super-frames segmented */
 #define DMS_NIC_REG_TSO_WIRE 0x00c4  /* frames they became on the wire */
@@ -431,6 +435,18 @@
  */
 #define DMS_NIC_Q_PACK (1U << 4)
 #define DMS_NIC_PACK_ALIGN 128
+/*
+ * RXQ_CTRL, RW (v1.10, DMS_NIC_CAP_RXQ_DROP), latched with ENABLE: drop
+ * enable. One engine takes the frames from the wire in order for every
+ * RX queue. A frame for a queue without DROP_EN that lacks the header
+ * buffer, payload buffers or completion slots it needs waits for them in
+ * the engine, and every frame behind it waits too, whatever its queue
+ * (head-of-line blocking; counted once per frame in STAT_RX_NO_BUF).
+ * On a DROP_EN queue such a frame is dropped at once and counted in the
+ * queue's RXQ_NO_BUF_DROP and in STAT_RX_NO_BUF_DROP, and the engine
+ * goes on with the next frame (Intel 82599 SRRCTL.DROP_EN).
+ */
+#define DMS_NIC_Q_DROP_EN (1U << 5)
 #define DMS_NIC_RXQ_RING_LOG2 0x04    /* all three RX rings */
 #define DMS_NIC_RXQ_HBUF_BASE_LO 0x08 /* header buffer ring (host memory) */
 #define DMS_NIC_RXQ_HBUF_BASE_HI 0x0c
@@ -447,6 +463,8 @@
 #define DMS_NIC_HBUF_SIZE_MAX 4096
 #define DMS_NIC_PBUF_SIZE_MIN 512
 #define DMS_NIC_PBUF_SIZE_MAX 65536
+/* RO (v1.10): frames dropped on this DROP_EN queue for want of buffers (wraps) */
+#define DMS_NIC_RXQ_NO_BUF_DROP 0x34
 
 #define DMS_NIC_TXQ_CTRL 0x40	   /* RW: DMS_NIC_Q_ENABLE */
 #define DMS_NIC_TXQ_RING_LOG2 0x44 /* both TX rings */
