@@ -111,7 +111,7 @@ void Nic::reset_counters()
 	c_ = NicCounters{};
 	mstat_ = MacStats{};
 	for (auto &q : q_)
-		q->rx_frames = q->rx_split = q->tx_frames = 0;
+		q->rx_frames = q->rx_split = q->tx_frames = q->rx_no_buf_drop = 0;
 }
 
 sc_core::sc_time Nic::wire_time(size_t frame_len) const
@@ -214,10 +214,11 @@ std::string Nic::stats_json() const
 	  << ", \"rx_hdr_overflow\": " << c_.rx_hdr_overflow << ", \"tx_tso\": " << c_.tx_tso
 	  << ", \"tx_tso_segs\": " << c_.tx_tso_segs << ", \"tx_tso_err\": " << c_.tx_tso_err
 	  << ", \"rx_gro_frames\": " << c_.rx_gro_frames << ", \"rx_gro_segs\": " << c_.rx_gro_segs
-	  << ", \"queues\": [";
+	  << ", \"rx_no_buf_drop\": " << c_.rx_no_buf_drop << ", \"queues\": [";
 	for (unsigned i = 0; i < nq_; i++)
 		o << (i ? ", " : "") << "{\"rx_frames\": " << q_[i]->rx_frames
 		  << ", \"rx_split\": " << q_[i]->rx_split
+		  << ", \"rx_no_buf_drop\": " << q_[i]->rx_no_buf_drop
 		  << ", \"tx_frames\": " << q_[i]->tx_frames << "}";
 	o << "]}";
 	return o.str();

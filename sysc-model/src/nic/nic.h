@@ -55,6 +55,9 @@ struct NicCounters {
 	uint64_t ptp_rx_stamps = 0, ptp_tx_stamps = 0, tx_rate_waits = 0;
 	uint64_t pause_rx = 0, mac_rx_bits = 0;
 	uint64_t pause_tx = 0; // v1.8: PAUSE frames the host sent
+	// v1.10: frames DROP_EN queues dropped for want of buffers or
+	// completion slots (STAT_RX_NO_BUF_DROP).
+	uint64_t rx_no_buf_drop = 0;
 };
 
 class Nic : public sc_core::sc_module, public RegFile
@@ -157,11 +160,15 @@ private:
 	void rx_thread();
 	bool rx_frame(const std::vector<uint8_t> &frame, uint64_t arrival);
 	bool rx_deliver(RxFrame &f);
+	// What rx_wait_for_room() found: room for the frame; no room ever (or
+	// the queue off): dropped, the caller counts it; no room now on a
+	// DROP_EN queue: dropped and counted there.
+	enum class RxRoom { Ready, Drop, NoBufDrop };
 	unsigned select_queue(const Parsed &p, const uint8_t *frame, uint32_t *hash, bool *hashed);
 	void rx_classify(RxFrame &f);
 	void rx_place(RxFrame &f);
 	void rx_place_pay(RxFrame &f);
-	bool rx_wait_for_room(RxFrame &f);
+	RxRoom rx_wait_for_room(RxFrame &f);
 	bool rx_alive(const RxFrame &f, const char *step);
 	bool rx_fetch_buffers(RxFrame &f);
 	bool rx_write_data(RxFrame &f);

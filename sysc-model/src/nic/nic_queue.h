@@ -21,8 +21,9 @@ namespace devmemsim
 // The plain (non-doorbell) per-queue registers, as the driver wrote them.
 struct QueueSetup {
 	uint32_t rx_log2 = 0, hbuf_size = 0, pbuf_size = 0;
-	bool rx_whole = false; // RXQ_CTRL WHOLE (v1.8): never split, no header buffers
-	bool rx_pack = false;  // RXQ_CTRL PACK (v1.9): payload buffers packed
+	bool rx_whole = false;	 // RXQ_CTRL WHOLE (v1.8): never split, no header buffers
+	bool rx_pack = false;	 // RXQ_CTRL PACK (v1.9): payload buffers packed
+	bool rx_drop_en = false; // RXQ_CTRL DROP_EN (v1.10): no room, no wait
 	uint64_t hbuf_base = 0, pbuf_base = 0, rcmpl_base = 0;
 	uint32_t tx_log2 = 0;
 	uint64_t tdesc_base = 0, tcmpl_base = 0;
@@ -82,6 +83,7 @@ struct Nic::Queue {
 	uint64_t txs_service = 0;
 	// Statistics.
 	uint64_t rx_frames = 0, rx_split = 0, tx_frames = 0;
+	uint64_t rx_no_buf_drop = 0; // v1.10: RXQ_NO_BUF_DROP
 
 	static uint32_t used(uint32_t tail, uint32_t head, uint32_t size)
 	{

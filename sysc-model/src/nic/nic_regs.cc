@@ -122,7 +122,7 @@ uint32_t Nic::read32(uint32_t off)
 		       DMS_NIC_CAP_RSS_FIELDS | DMS_NIC_CAP_RSS_SYM | DMS_NIC_CAP_RSS_KEY52 |
 		       DMS_NIC_CAP_PTP | DMS_NIC_CAP_TX_RATE | DMS_NIC_CAP_MAC_STATS |
 		       DMS_NIC_CAP_SERIAL | DMS_NIC_CAP_MAC_STD_STATS | DMS_NIC_CAP_TX_SCHED_NODES |
-		       DMS_NIC_CAP_RXQ_WHOLE | DMS_NIC_CAP_RXQ_PACK;
+		       DMS_NIC_CAP_RXQ_WHOLE | DMS_NIC_CAP_RXQ_PACK | DMS_NIC_CAP_RXQ_DROP;
 	case DMS_NIC_REG_CTRL:
 		return 0;
 	case DMS_NIC_REG_STATUS:
@@ -178,6 +178,8 @@ uint32_t Nic::settings_read(uint32_t off) const
 		return static_cast<uint32_t>(c_.ring_err);
 	case DMS_NIC_REG_STAT_RING_DMA_ERR:
 		return static_cast<uint32_t>(c_.ring_dma_err);
+	case DMS_NIC_REG_STAT_RX_NO_BUF_DROP:
+		return static_cast<uint32_t>(c_.rx_no_buf_drop);
 	case DMS_NIC_REG_TSO_SUPER:
 		return static_cast<uint32_t>(c_.tx_tso);
 	case DMS_NIC_REG_TSO_WIRE:
@@ -202,7 +204,10 @@ uint32_t Nic::queue_read(const Queue &q, uint32_t off) const
 		return (q.rx_on ? DMS_NIC_Q_ENABLE : 0) | (q.rx_refused ? DMS_NIC_Q_CFG_ERR : 0) |
 		       (q.rx_fault ? DMS_NIC_Q_FAULT : 0) |
 		       (q.regs.rx_whole ? DMS_NIC_Q_WHOLE : 0) |
-		       (q.regs.rx_pack ? DMS_NIC_Q_PACK : 0);
+		       (q.regs.rx_pack ? DMS_NIC_Q_PACK : 0) |
+		       (q.regs.rx_drop_en ? DMS_NIC_Q_DROP_EN : 0);
+	case DMS_NIC_RXQ_NO_BUF_DROP:
+		return static_cast<uint32_t>(q.rx_no_buf_drop);
 	case DMS_NIC_RXQ_HBUF_TAIL:
 		return q.hbuf_tail;
 	case DMS_NIC_RXQ_PBUF_TAIL:
@@ -371,6 +376,7 @@ void Nic::queue_write(unsigned qi, uint32_t off, uint32_t val)
 	case DMS_NIC_RXQ_CTRL:
 		q.regs.rx_whole = val & DMS_NIC_Q_WHOLE;
 		q.regs.rx_pack = val & DMS_NIC_Q_PACK;
+		q.regs.rx_drop_en = val & DMS_NIC_Q_DROP_EN;
 		rx_enable(qi, val & DMS_NIC_Q_ENABLE);
 		break;
 	case DMS_NIC_TXQ_CTRL:
@@ -442,8 +448,9 @@ void Nic::rx_enable(unsigned qi, bool on)
 		q.rx_refused = q.rx_fault = false;
 		q.rx_on = true;
 		q.rx_epoch++;
-		trace_("rxq%u enabled: %u entries, hbuf %u, pbuf %u%s", qi, q.rx_size,
-		       q.rx_cfg.hbuf_size, q.rx_cfg.pbuf_size, q.rx_cfg.rx_pack ? ", packed" : "");
+		trace_("rxq%u enabled: %u entries, hbuf %u, pbuf %u%s%s", qi, q.rx_size,
+		       q.rx_cfg.hbuf_size, q.rx_cfg.pbuf_size, q.rx_cfg.rx_pack ? ", packed" : "",
+		       q.rx_cfg.rx_drop_en ? ", drop enable" : "");
 	}
 	q.rx_doorbell.notify(sc_core::SC_ZERO_TIME);
 }

@@ -104,8 +104,9 @@ bool Nic::rx_frame(const std::vector<uint8_t> &frame, uint64_t arrival)
 // queue's buffers and complete it.
 bool Nic::rx_deliver(RxFrame &f)
 {
-	if (!rx_wait_for_room(f))
-		return false;
+	const RxRoom room = rx_wait_for_room(f);
+	if (room != RxRoom::Ready)
+		return room == RxRoom::NoBufDrop; // counted as rx_no_buf_drop, not a drop
 	Queue &q = *q_[f.qi];
 	const bool fetched = rx_fetch_buffers(f);
 	if (!rx_alive(f, "descriptor fetch"))
@@ -226,16 +227,19 @@ void Nic::rx_place_pay(RxFrame &f)
 	}
 }
 
-// Wait for buffers and completion slots; false if the queue goes away or
-// the frame can never fit its ring.
-bool Nic::rx_wait_for_room(RxFrame &f)
+// Wait for buffers and completion slots; Drop if the queue goes away or
+// the frame can never fit its ring. A DROP_EN queue (v1.10) does not wait:
+// the frame is dropped and counted (all its segments, if GRO coalesced
+// it), and the engine goes on with the frames behind it, other queues'
+// included.
+Nic::RxRoom Nic::rx_wait_for_room(RxFrame &f)
 {
 	Queue &q = *q_[f.qi];
 	bool waited = false;
 	for (;;) {
 		if (!q.rx_on) {
 			trace_("rxq%u drop: queue off", f.qi);
-			return false;
+			return RxRoom::Drop;
 		}
 		// Latched at enable and validated there: sizes are never 0.
 		f.cfg = q.rx_cfg;
@@ -246,10 +250,17 @@ bool Nic::rx_wait_for_room(RxFrame &f)
 		if (f.np >= f.ring || f.completions() >= f.ring) {
 			trace_("rxq%u drop: %zu-byte frame needs %u buffers, ring of %u", f.qi,
 			       f.len(), f.np, f.ring);
-			return false;
+			return RxRoom::Drop;
 		}
 		if (q.hbufs() >= f.nh && q.pbufs() >= f.np && q.rcmpl_free() >= f.completions())
-			return true;
+			return RxRoom::Ready;
+		if (f.cfg.rx_drop_en) {
+			const uint64_t frames = std::max<uint16_t>(f.gro_segs, 1);
+			q.rx_no_buf_drop += frames;
+			c_.rx_no_buf_drop += frames;
+			trace_("rxq%u drop: no buffer or completion slot (DROP_EN)", f.qi);
+			return RxRoom::NoBufDrop;
+		}
 		if (!waited) {
 			c_.rx_no_buf++;
 			trace_("rxq%u waits: no buffer or completion slot", f.qi);
