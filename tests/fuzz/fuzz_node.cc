@@ -198,7 +198,9 @@ void op_queue_setup(Reader &r)
 	// bit 7: packed payload buffers (v1.9), bit 6: whole frames (v1.8)
 	const uint8_t ring = r.u8();
 	s.log2 = 4 + (ring & 0x3f) % 5;
-	s.hbuf = 64u << (r.u8() % 4);
+	// bit 7: drop enable (v1.10)
+	const uint8_t hsel = r.u8();
+	s.hbuf = 64u << (hsel % 4);
 	s.pbuf = 512u << (r.u8() % 4);
 	const uint8_t en = r.u8();
 	const Layout l = layout(q.nic, q.q);
@@ -215,7 +217,8 @@ void op_queue_setup(Reader &r)
 	nic_wr(q, DMS_NIC_RXQ_HBUF_SIZE, s.hbuf);
 	nic_wr(q, DMS_NIC_RXQ_PBUF_SIZE, s.pbuf);
 	nic_wr(q, DMS_NIC_RXQ_CTRL,
-	       (en & 1) | (ring & 0x80 ? DMS_NIC_Q_PACK : 0) | (ring & 0x40 ? DMS_NIC_Q_WHOLE : 0));
+	       (en & 1) | (ring & 0x80 ? DMS_NIC_Q_PACK : 0) | (ring & 0x40 ? DMS_NIC_Q_WHOLE : 0) |
+		       (hsel & 0x80 ? DMS_NIC_Q_DROP_EN : 0));
 	nic_wr(q, DMS_NIC_TXQ_RING_LOG2, s.log2);
 	nic_wr(q, DMS_NIC_TXQ_DESC_BASE_LO, uint32_t(l.tdesc));
 	nic_wr(q, DMS_NIC_TXQ_CMPL_BASE_LO, uint32_t(l.tcmpl));
@@ -715,7 +718,7 @@ void op_rss_setup(Reader &r)
 	nic(DMS_NIC_REG_RX_CTRL, uint32_t(rx_ctrl) | DMS_NIC_RX_RSS | DMS_NIC_RX_NTUPLE);
 }
 
-// The NIC registers of v1.7-v1.9 no other operation programs, by name so
+// The NIC registers of v1.7-v1.10 no other operation programs, by name so
 // that the fuzzer reaches them at once: GRO limits, interrupt moderation,
 // the TX scheduler nodes (v1.8), pause and FEC, MAC counters, the
 // default RSS table and the extended keys, n-tuple addresses, the stamps
@@ -760,7 +763,7 @@ const NicReg kNicRegs[] = {
 	{DMS_NIC_REG_NT_SRC(0), 4, DMS_NIC_NT_ADDR_WORDS, false},
 	{DMS_NIC_REG_NT_DST(0), 4, DMS_NIC_NT_ADDR_WORDS, false},
 	{DMS_NIC_REG_NT_PORTS, 0, 1, false},
-	{DMS_NIC_REG_STAT_RX_NO_BUF, 4, 7, false},
+	{DMS_NIC_REG_STAT_RX_NO_BUF, 4, 8, false},
 	{DMS_NIC_REG_TSO_SUPER, 4, 3, false},
 	{DMS_NIC_REG_CAPS, 0, 1, false},
 	{DMS_NIC_REG_NODE_INDEX, 0, 1, false},
@@ -774,6 +777,7 @@ const NicReg kNicRegs[] = {
 	{DMS_NIC_TXQ_CTRL, 0, 1, true},
 	{DMS_NIC_TXQ_RATE_KBPS, 0, 1, true},
 	{DMS_NIC_TXQ_BURST, 0, 1, true},
+	{DMS_NIC_RXQ_NO_BUF_DROP, 0, 1, true},
 };
 
 // Queue byte (NIC and queue), register, index, how (bit 0 read, bit 1 a

@@ -18,7 +18,7 @@ enum Op : uint8_t {
 	kRegWrite,   // dev, off16, size, value64
 	kRegRead,    // dev, off16, size
 	kRamWrite,   // off32, len16, bytes
-	kQueueSetup, // q, ring log2, hbuf size sel, pbuf size sel, enable bits
+	kQueueSetup, // q, ring log2, hbuf size sel (bit 7: DROP_EN), pbuf size sel, enable bits
 	kRxPost,     // q, count
 	kTxPost,     // q, frame spec (5 bytes), frags, flags
 	kWireRaw,    // len16, bytes
@@ -41,7 +41,7 @@ enum Op : uint8_t {
 	kSegment,    // flow, how, payload16 [hole16] [flags]: TCP in sequence (GRO)
 	kRssSetup,   // ctx, size, xfrm, class+fields, key word32, entries, rule (v1.6)
 	kTiming,     // reg sel, q, value32, host time delta16: PTP, rate limits (v1.6)
-	kNicReg,     // q, reg sel, index, how, value32: v1.7-v1.9 registers by name
+	kNicReg,     // q, reg sel, index, how, value32: v1.7-v1.10 registers by name
 	kWireTiny,   // how, length sel, [bytes | frame spec]: empty and runt frames
 	kMacStats,   // nic: IEEE 802.3 counters read and checked (v1.7)
 	kOpCount

@@ -103,6 +103,20 @@ inline void driver_seeds(std::vector<std::vector<uint8_t>> &out)
 	step(step(pack, 0x81), 0xc1).op(kStats);
 	out.push_back(pack.out);
 
+	Writer drop; // v1.10 DROP_EN: TCP to queue 1, which has no buffers; UDP to queue 0
+	queue(drop, 0);
+	drop.op(kQueueSetup).u8(1).u8(2).u8(0x82).u8(3).u8(0xf | 0x7 << 4);
+	drop.op(kRssSetup).u8(0).u8(7).u8(0).u8(0x78).u8(0).u32(0x6d5a56da).u8(0);
+	drop.u8(0x00).u8(1).u8(0); // rule 0: every TCP/IPv4 frame to queue 1
+	for (unsigned i = 0; i < 16; i++)
+		frame(drop, uint8_t(i & 1 ? 0x10 : 0x00), 2, uint16_t(100 + 90 * i));
+	for (unsigned i = 0; i < 8; i++)
+		drop.op(kSegment).u8(1).u8(0).u16(1448);
+	step(drop, 0x81).op(kRxPost).u8(1).u8(60);
+	frame(frame(drop, 0x10, 2, 500), 0x00, 2, 500);
+	step(step(drop, 0x81), 0xc1).op(kStats);
+	out.push_back(drop.out);
+
 	Writer rss; // contexts with rules to them, symmetric hashing, flows both ways
 	queue(queue(queue(rss, 0), 1), 2);
 	rss.op(kRssSetup).u8(3).u8(1).u8(1).u8(0x7b).u8(0).u32(0x6d5a56da).u8(2).u8(0x20).u8(0x41);

@@ -4,6 +4,7 @@
 // checksum insertion, and malformed input counted and survived.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -109,6 +110,44 @@ protected:
 	{
 		std::string s = stats();
 		return std::stoull(s.substr(s.find("\"time_ns\": ") + 11));
+	}
+
+	// DROP_EN tests: tcp dport 80 to queue 2, enabled afresh with `flags`
+	// and nothing posted; everything else to queue 0.
+	static void drop_en_setup(uint32_t flags)
+	{
+		wr(DMS_NIC_REG_RX_CTRL, DMS_NIC_RX_NTUPLE);
+		wr(DMS_NIC_REG_NT_CTRL,
+		   DMS_NIC_NT_VALID | 6 << DMS_NIC_NT_PROTO_SHIFT | 2 << DMS_NIC_NT_QUEUE_SHIFT);
+		wr(DMS_NIC_REG_NT_PORTS, 80);
+		wr(DMS_NIC_REG_NT_PORT_MASK, 0xffff);
+		wr(DMS_NIC_REG_NT_COMMIT, 0);
+		starve_queue2(flags);
+	}
+	static void starve_queue2(uint32_t flags)
+	{
+		qw(2, DMS_NIC_RXQ_CTRL, 0);
+		qw(2, DMS_NIC_RXQ_CTRL, DMS_NIC_Q_ENABLE | flags);
+	}
+	// Frames to queue 2 ('2') and queue 0 ('0'), in this order on the wire.
+	static void arrive(const char *order)
+	{
+		frames::Spec s;
+		for (const char *c = order; *c; c++) {
+			s.dport = *c == '2' ? 80 : 81;
+			auto f = frames::build(s);
+			ASSERT_EQ(dms_nic_receive(node_, f.data(), f.size()), 1);
+		}
+		run();
+	}
+	// Completions queue q has written since the last look.
+	unsigned completions(unsigned q)
+	{
+		dms_rx_cmpl c;
+		unsigned n = 0;
+		while (next(q, &c))
+			n++;
+		return n;
 	}
 
 	std::vector<bool> ph_;
@@ -245,11 +284,11 @@ TEST_F(Nic, SteeringBeatsRss)
 	s.dport = 81; // other flows still follow RSS
 	rx(frames::build(s));
 	ASSERT_TRUE(next(1, &c));
-	EXPECT_NE(
-		stats().find("\"queues\": [{\"rx_frames\": 0, \"rx_split\": 0, \"tx_frames\": 0}, "
-			     "{\"rx_frames\": 2, \"rx_split\": 0, \"tx_frames\": 0}, "
-			     "{\"rx_frames\": 1,"),
-		std::string::npos)
+	EXPECT_NE(stats().find(
+			  "\"queues\": [{\"rx_frames\": 0, \"rx_split\": 0, \"rx_no_buf_drop\": 0, "
+			  "\"tx_frames\": 0}, {\"rx_frames\": 2, \"rx_split\": 0, "
+			  "\"rx_no_buf_drop\": 0, \"tx_frames\": 0}, {\"rx_frames\": 1,"),
+		  std::string::npos)
 		<< stats();
 }
 
@@ -275,6 +314,90 @@ TEST_F(Nic, NoBuffersStallsThenFlushes)
 	post(0, 2, 40);
 	run();
 	EXPECT_EQ(host_->rx_ready, 1);
+	EXPECT_EQ(rd(DMS_NIC_REG_STAT_RX_DROP), 0u);
+}
+
+// v1.10 DROP_EN (hardening issue 28). One engine takes every queue's
+// frames in wire order: drop_en_setup() steers tcp dport 80 to queue 2,
+// everything else goes to queue 0, and queue 2 has no buffers. Without
+// DROP_EN its frame waits in the engine and holds queue 0's frames
+// behind it (the test after this one); with DROP_EN it is dropped and
+// counted, and queue 0 keeps receiving.
+TEST_F(Nic, DropEnStarvedQueueDropsAndTheOthersKeepReceiving)
+{
+	EXPECT_GE(rd(DMS_NIC_REG_VERSION), 0x0001000au);
+	EXPECT_TRUE(rd(DMS_NIC_REG_CAPS) & DMS_NIC_CAP_RXQ_DROP);
+	drop_en_setup(DMS_NIC_Q_DROP_EN);
+	EXPECT_EQ(rd(DMS_NIC_Q_BASE(2) + DMS_NIC_RXQ_CTRL), DMS_NIC_Q_ENABLE | DMS_NIC_Q_DROP_EN);
+	arrive("2020202");
+	const unsigned q0 = completions(0), q2 = completions(2);
+	const uint32_t dropped = rd(DMS_NIC_Q_BASE(2) + DMS_NIC_RXQ_NO_BUF_DROP);
+	std::printf("DROP_EN: queue 0 received %u of 3, queue 2 %u, dropped %u (device %u), "
+		    "waits %u\n",
+		    q0, q2, dropped, rd(DMS_NIC_REG_STAT_RX_NO_BUF_DROP),
+		    rd(DMS_NIC_REG_STAT_RX_NO_BUF));
+	EXPECT_EQ(q0, 3u);
+	EXPECT_EQ(q2, 0u);
+	EXPECT_EQ(dropped, 4u);
+	EXPECT_EQ(rd(DMS_NIC_REG_STAT_RX_NO_BUF_DROP), 4u);
+	EXPECT_EQ(rd(DMS_NIC_Q_BASE(0) + DMS_NIC_RXQ_NO_BUF_DROP), 0u);
+	EXPECT_EQ(rd(DMS_NIC_REG_STAT_RX_NO_BUF), 0u); // nothing waited
+	EXPECT_EQ(rd(DMS_NIC_REG_STAT_RX_DROP), 0u);   // not counted twice
+	EXPECT_NE(stats().find("\"rx_gro_segs\": 0, \"rx_no_buf_drop\": 4"), std::string::npos)
+		<< stats();
+	EXPECT_NE(stats().find("{\"rx_frames\": 0, \"rx_split\": 0, \"rx_no_buf_drop\": 4, "),
+		  std::string::npos)
+		<< stats();
+	// Buffers posted: the queue receives again, the counts stay.
+	post(2, 0, 4);
+	arrive("20");
+	EXPECT_EQ(completions(2), 1u);
+	EXPECT_EQ(completions(0), 1u);
+	EXPECT_EQ(rd(DMS_NIC_Q_BASE(2) + DMS_NIC_RXQ_NO_BUF_DROP), 4u);
+	EXPECT_EQ(host_->rx_ready, 0); // the FIFO never filled
+}
+
+TEST_F(Nic, NoDropEnStarvedQueueHoldsTheOthersUntilItGetsBuffers)
+{
+	drop_en_setup(0);
+	arrive("2000");
+	unsigned q0 = completions(0);
+	std::printf("no DROP_EN: queue 0 received %u of 3 while queue 2 has no buffers, "
+		    "waits %u, dropped %u\n",
+		    q0, rd(DMS_NIC_REG_STAT_RX_NO_BUF), rd(DMS_NIC_REG_STAT_RX_NO_BUF_DROP));
+	EXPECT_EQ(q0, 0u); // behind queue 2's frame
+	EXPECT_EQ(completions(2), 0u);
+	EXPECT_EQ(rd(DMS_NIC_REG_STAT_RX_NO_BUF), 1u);
+	EXPECT_EQ(rd(DMS_NIC_REG_STAT_RX_NO_BUF_DROP), 0u);
+	// DROP_EN is latched with ENABLE: written while the queue runs, it
+	// reads back but the frame still waits.
+	qw(2, DMS_NIC_RXQ_CTRL, DMS_NIC_Q_ENABLE | DMS_NIC_Q_DROP_EN);
+	EXPECT_EQ(rd(DMS_NIC_Q_BASE(2) + DMS_NIC_RXQ_CTRL), DMS_NIC_Q_ENABLE | DMS_NIC_Q_DROP_EN);
+	run();
+	EXPECT_EQ(completions(0), 0u);
+	EXPECT_EQ(rd(DMS_NIC_REG_STAT_RX_NO_BUF_DROP), 0u);
+	// Buffers for queue 2: its frame, then queue 0's, in wire order.
+	post(2, 0, 4);
+	run();
+	EXPECT_EQ(completions(2), 1u);
+	EXPECT_EQ(completions(0), 3u);
+	EXPECT_EQ(rd(DMS_NIC_REG_STAT_RX_NO_BUF_DROP), 0u);
+	EXPECT_EQ(rd(DMS_NIC_REG_STAT_RX_DROP), 0u);
+}
+
+// A frame already waiting when its queue is enabled again with DROP_EN
+// (the driver's restart) is dropped and counted, and the frames behind it
+// go on.
+TEST_F(Nic, DropEnDropsAFrameWaitingWhenItsQueueRestarts)
+{
+	drop_en_setup(0);
+	arrive("200");
+	EXPECT_EQ(completions(0), 0u);
+	starve_queue2(DMS_NIC_Q_DROP_EN);
+	run();
+	EXPECT_EQ(completions(0), 2u);
+	EXPECT_EQ(rd(DMS_NIC_Q_BASE(2) + DMS_NIC_RXQ_NO_BUF_DROP), 1u);
+	EXPECT_EQ(rd(DMS_NIC_REG_STAT_RX_NO_BUF), 1u);
 	EXPECT_EQ(rd(DMS_NIC_REG_STAT_RX_DROP), 0u);
 }
 
