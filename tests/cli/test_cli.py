@@ -4,10 +4,13 @@ console's path): the console watcher (console.Watch) on console files the
 test writes, and `exec` on a fake node -- a process standing for its QEMU,
 a console file, and dms-agent run here behind its NODE.ctl. No guest boots."""
 
+import argparse
+import collections
 import contextlib
 import io
 import json
 import os
+import re
 import select
 import signal
 import socket
@@ -75,8 +78,8 @@ class BadInput(unittest.TestCase):
     def test_sim_output_in_a_missing_directory(self):
         self.assertOneLineError(cli("sim", "--json", "/nonexistent/x.json"),
                                 "--json /nonexistent/x.json: no such directory /nonexistent")
-        self.assertOneLineError(cli("sim", "--trace", "/nonexistent/t.log"),
-                                "--trace /nonexistent/t.log: no such directory /nonexistent")
+        self.assertOneLineError(cli("sim", "--trace-file", "/nonexistent/t.log"),
+                                "--trace-file /nonexistent/t.log: no such directory /nonexistent")
 
     def test_fidelity_bad_output(self):
         self.assertOneLineError(cli("fidelity", "--output", "/nonexistent/fidelity.md"),
@@ -106,8 +109,8 @@ class BadInput(unittest.TestCase):
             self.assertOneLineError(cli("kselftest", "--kernel-tree", d, "hw/devmem.py"), d)
 
     def test_kselftest_missing_config_fragment(self):
-        self.assertOneLineError(cli("kselftest", "--config", "/nonexistent/extra.config", "hw/devmem.py"),
-                                "/nonexistent/extra.config")
+        self.assertOneLineError(cli("kselftest", "--kconfig", "/nonexistent/extra.config", "hw/devmem.py"),
+                                "--kconfig /nonexistent/extra.config: no such file")
 
     def test_kselftest_needs_two_nodes(self):
         self.assertOneLineError(cli("kselftest", "--nodes", "1", "hw/devmem.py"), "--nodes 1")
@@ -155,12 +158,102 @@ class Conventions(unittest.TestCase):
             with self.subTest(command=name):
                 self.assertTrue(parser.description and parser.description.endswith("."), parser.description)
 
+    def test_one_meaning_per_option_name(self):
+        """An option string means one thing in every command that has it:
+        its meaning() is the same (deprecated aliases left out)."""
+        meanings = collections.defaultdict(lambda: collections.defaultdict(list))
+        for option, command, action in parser_options(devmemsim_cli.make_parser()):
+            meanings[option][meaning(action)].append(command)
+        self.assertIn("--json", meanings)
+        for option, seen in sorted(meanings.items()):
+            with self.subTest(option=option):
+                self.assertEqual(len(seen), 1, f"{option} has {len(seen)} meanings: " + "; ".join(
+                    f"{', '.join(commands)}: {m}" for m, commands in seen.items()))
+
     def test_interrupt_is_said(self):
         err = io.StringIO()
         with mock.patch.object(clustercmd, "cmd_status", side_effect=KeyboardInterrupt), \
                 contextlib.redirect_stderr(err):
             status = devmemsim_cli.main(["status"])
         self.assertEqual((status, err.getvalue()), (130, "devmemsim: interrupted\n"))
+
+
+def parser_options(parser, command="devmemsim"):
+    """(option string, command, action) of every option of the parser and
+    its commands' parsers, but deprecated aliases (options.deprecated_alias)."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                yield from parser_options(sub, f"devmemsim {name}")
+        elif not getattr(action, "deprecated", False):
+            for option in action.option_strings:
+                yield option, command, action
+
+
+def meaning(action) -> tuple:
+    """What an option means, as its parser says it: the shape of its value
+    (none, one, an optional one, several; repeatable or not), the kind of
+    value (its metavar; FILE and DIR are both a path), its choices, and what
+    its help says it is: the words before the first '(', ':', ';' or ','."""
+    shape = {0: "flag", None: "one value", "?": "an optional value"}.get(action.nargs, f"values {action.nargs}")
+    if isinstance(action, argparse._AppendAction):
+        shape += ", repeatable"
+    kind = action.metavar
+    if kind in ("FILE", "DIR") or "." in (kind or ""):
+        kind = "PATH"
+    gloss = re.split(r"[(:;,]", action.help or "", maxsplit=1)[0].strip().lower()
+    return shape, kind, tuple(action.choices or ()), gloss
+
+
+class RenamedOptions(unittest.TestCase):
+    """The old spellings of renamed options work for one release and say
+    once that they are deprecated; --json to stdout is JSON alone."""
+    OLD = (  # old argv, the option's destination and value, the warning
+        (["kselftest", "--config", "a.config", "--config", "b.config"], "kconfig", ["a.config", "b.config"],
+         "devmemsim: --config for kselftest is deprecated; use --kconfig"),
+        (["sim", "--trace", "t.log"], "trace_file", "t.log", "devmemsim: --trace for sim is deprecated; use --trace-file"),
+        (["sweep", "s.toml", "--out", "d"], "out", "d", "devmemsim: --out for sweep is deprecated; use --output"),
+    )
+
+    def test_old_spellings_warn_once_and_work(self):
+        for argv, dest, value, warning in self.OLD:
+            with self.subTest(argv=argv):
+                err = io.StringIO()
+                with contextlib.redirect_stderr(err):
+                    a = devmemsim_cli.make_parser().parse_args(argv)
+                self.assertEqual(getattr(a, dest), value)
+                self.assertEqual(err.getvalue(), warning + "\n")
+
+    def test_old_spelling_through_the_command(self):
+        res = cli("kselftest", "--config", "/nonexistent/extra.config", "hw/devmem.py")
+        self.assertEqual(res.returncode, 2, res.stderr)
+        self.assertEqual(res.stderr.splitlines(), ["devmemsim: --config for kselftest is deprecated; use --kconfig",
+                                                   "devmemsim: --kconfig /nonexistent/extra.config: no such file"])
+
+    def test_old_spellings_are_not_shown(self):
+        for command, old in (("kselftest", "--config"), ("sim", "--trace "), ("sweep", "--out ")):
+            with self.subTest(command=command):
+                self.assertNotIn(old, cli(command, "--help").stdout)
+
+    def test_json_without_file_is_stdout(self):
+        a = devmemsim_cli.make_parser().parse_args(["stats", "node1", "--json"])
+        self.assertEqual((a.node, a.json), ("node1", "-"))
+        self.assertEqual(devmemsim_cli.make_parser().parse_args(["demo", "--json", "x.json"]).json, "x.json")
+
+    def test_json_to_stdout_is_json_alone(self):
+        """Inside options.text_to_stderr() the command's lines, its
+        subprocesses' too, go to stderr; json_file("-") to stdout."""
+        script = ("import subprocess\nfrom devmemsim import options\n"
+                  "with options.text_to_stderr():\n"
+                  "    print('table')\n"
+                  "    subprocess.run(['echo', 'child'])\n"
+                  "    with options.json_file('-') as f:\n"
+                  "        f.write('{}\\n')\n"
+                  "    print('done')\n"
+                  "print('after')\n")
+        res = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True,
+                             env=dict(os.environ, PYTHONPATH=str(Path(devmemsim_cli.__file__).parents[1])))
+        self.assertEqual((res.stdout, res.stderr), ("{}\nafter\n", "table\nchild\ndone\n"))
 
 
 # Console lines as the kernel writes them (7.3: an oops and a WARN).

@@ -11,7 +11,7 @@
     in the output, the JUnit failure and the JSON; the one-file rebuild is
     timed) and a syntax error (exit 125 naming the build failure). The file
     is restored at the end. The tree is built with one user fragment,
-    kselftest-tree.config (--config: no DWARF, so no BTF, which devmem.py
+    kselftest-tree.config (--kconfig: no DWARF, so no BTF, which devmem.py
     does not need), and the JSON lists the BTF it turned off as missing.
 
 The copy (devmemsim.ktree.test_tree()) shares its files' inodes with the
@@ -219,7 +219,7 @@ class SecondTree(unittest.TestCase):
         with tree_lock(self.copy):
             replace_file(self.copy / CHANGED, with_statement(self.pristine, STATEMENTS[step]))
         paths = {kind: Path(self.tmp.name) / f"{step}.{kind}" for kind in outputs}
-        args = ["--kernel-tree", str(self.copy), "--config", str(TEST_TREE_FRAGMENT), TEST]
+        args = ["--kernel-tree", str(self.copy), "--kconfig", str(TEST_TREE_FRAGMENT), TEST]
         for kind, path in paths.items():
             args += [f"--{kind}", str(path)]
         return Run(args, timeout=BUILD_TIMEOUT), paths

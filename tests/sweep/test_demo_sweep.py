@@ -45,7 +45,7 @@ class DemoSweep(unittest.TestCase):
         with tempfile.TemporaryDirectory(prefix="dms-demo-sweep-") as tmp:
             path, out = Path(tmp) / "demo.toml", Path(tmp) / "out"
             path.write_text(SWEEP)
-            res = cli("sweep", str(path), "--out", str(out), "--jobs", "2", timeout=1700)
+            res = cli("sweep", str(path), "--output", str(out), "--jobs", "2", timeout=1700)
             self.assertEqual(res.returncode, 0, res.stdout + res.stderr + failed_logs(out))
             self.assertIn("demo points run one at a time", res.stderr)
             got = rows(out)

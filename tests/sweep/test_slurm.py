@@ -36,7 +36,7 @@ class Slurm(unittest.TestCase):
         self.cluster.start()
         path, out = self.dir / "s.toml", self.dir / "out"
         path.write_text(FOUR_POINTS)
-        res = cli("sweep", str(path), "--out", str(out), "--slurm", "--time", "5")
+        res = cli("sweep", str(path), "--output", str(out), "--slurm", "--time", "5")
         self.assertEqual(res.returncode, 0, res.stderr + self.cluster.logs())
         self.assertIn("submitted Slurm job", res.stdout)
         job = (out / "slurm" / "job").read_text().strip()
@@ -51,7 +51,7 @@ class Slurm(unittest.TestCase):
         self.assertEqual(mine["flows"][0]["mtu"], 9000)
         self.assertEqual(table[3]["flows.0.mode"], "bounce")
         # Nothing is missing: --resume submits no second job.
-        res = cli("sweep", str(path), "--out", str(out), "--slurm", "--resume")
+        res = cli("sweep", str(path), "--output", str(out), "--slurm", "--resume")
         self.assertEqual(res.returncode, 0, res.stderr)
         self.assertIn("every point", res.stderr)
         self.assertEqual((out / "slurm" / "job").read_text().strip(), job)

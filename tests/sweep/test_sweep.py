@@ -61,7 +61,7 @@ class SweepDir(unittest.TestCase):
     def assertRejected(self, body, *needles):
         path = self.sweep_file(body)
         out = self.dir / "out"
-        res = cli("sweep", str(path), "--out", str(out))
+        res = cli("sweep", str(path), "--output", str(out))
         self.assertEqual(res.returncode, 2, res.stderr)
         lines = [ln for ln in res.stderr.strip().splitlines()
                  if not ln.startswith("devmemsim: waiting for another devmemsim build")]
@@ -178,7 +178,7 @@ class ZipRows(SweepDir):
 class LocalSweep(SweepDir):
     def test_four_points_equal_dms_sim_run_by_hand(self):
         out = self.dir / "out"
-        res = cli("sweep", str(self.sweep_file(FOUR_POINTS_PLOT)), "--jobs", "2", "--out", str(out))
+        res = cli("sweep", str(self.sweep_file(FOUR_POINTS_PLOT)), "--jobs", "2", "--output", str(out))
         self.assertEqual(res.returncode, 0, res.stderr)
         table = rows(out)
         self.assertEqual(len(table), 4)
@@ -197,7 +197,7 @@ class LocalSweep(SweepDir):
 
     def test_plot_data_has_a_series_per_value_and_metric(self):
         out = self.dir / "out"
-        res = cli("sweep", str(self.sweep_file(FOUR_POINTS_PLOT)), "--out", str(out))
+        res = cli("sweep", str(self.sweep_file(FOUR_POINTS_PLOT)), "--output", str(out))
         self.assertEqual(res.returncode, 0, res.stderr)
         data = json.loads((out / "plots" / "goodput.json").read_text())
         series = data["facets"][0]["series"]
@@ -223,7 +223,7 @@ class LocalSweep(SweepDir):
     def test_a_failed_point_is_recorded_and_the_others_run(self):
         body = FOUR_POINTS.replace('"traffic.mode" = ["devmem", "bounce"]', '"faults.rx_drop_rate" = [0, 0.5]')
         out = self.dir / "out"
-        res = cli("sweep", str(self.sweep_file(body)), "--out", str(out))
+        res = cli("sweep", str(self.sweep_file(body)), "--output", str(out))
         self.assertEqual(res.returncode, 1, res.stderr)
         status = {r["faults.rx_drop_rate"]: r["status"] for r in rows(out)}
         self.assertEqual(status, {"0": "ok", "0.5": "failed (exit 1)"}, status)
@@ -255,7 +255,7 @@ y = "goodput_bps"
 class TemplateAndRepeats(SweepDir):
     def test_node_template_per_point_and_seeds_per_repeat(self):
         out = self.dir / "out"
-        res = cli("sweep", str(self.sweep_file(TEMPLATE_REPEATS)), "--out", str(out))
+        res = cli("sweep", str(self.sweep_file(TEMPLATE_REPEATS)), "--output", str(out))
         self.assertEqual(res.returncode, 0, res.stderr)
         table = rows(out)
         self.assertEqual([(r["pairs"], r["repeat"], r["seed"]) for r in table],
@@ -276,7 +276,7 @@ class Resume(SweepDir):
         body = body.replace('"driver.mtu" = {start = 1500, stop = 9000, step = 7500}',
                             '"driver.mtu" = [1500, 4000, 9000]')
         path, out = self.sweep_file(body), self.dir / "out"
-        proc = subprocess.Popen([str(LAUNCHER), "sweep", str(path), "--jobs", "1", "--out", str(out)],
+        proc = subprocess.Popen([str(LAUNCHER), "sweep", str(path), "--jobs", "1", "--output", str(out)],
                                 stderr=subprocess.PIPE, text=True, start_new_session=True)
         statuses = out / "points"
         deadline = time.monotonic() + 120
@@ -290,7 +290,7 @@ class Resume(SweepDir):
         self.assertTrue(2 <= len(before) < 6, before)
         self.assertEqual(list(statuses.glob("*/result.json.tmp")), [])
 
-        res = cli("sweep", str(path), "--jobs", "2", "--out", str(out), "--resume")
+        res = cli("sweep", str(path), "--jobs", "2", "--output", str(out), "--resume")
         self.assertEqual(res.returncode, 0, res.stderr)
         missing = sorted({f"{i:04d}" for i in range(6)} - set(before))
         self.assertIn("running " + " ".join(missing), res.stderr)
@@ -302,12 +302,12 @@ class Resume(SweepDir):
 
     def test_resume_refuses_another_sweep(self):
         out = self.dir / "out"
-        self.assertEqual(cli("sweep", str(self.sweep_file(FOUR_POINTS)), "--out", str(out)).returncode, 0)
+        self.assertEqual(cli("sweep", str(self.sweep_file(FOUR_POINTS)), "--output", str(out)).returncode, 0)
         other = self.sweep_file(FOUR_POINTS.replace('["devmem", "bounce"]', '["devmem"]'), "t.toml")
-        res = cli("sweep", str(other), "--out", str(out), "--resume")
+        res = cli("sweep", str(other), "--output", str(out), "--resume")
         self.assertEqual(res.returncode, 2, res.stderr)
         self.assertIn("holds other points", res.stderr)
-        res = cli("sweep", str(other), "--out", str(out))
+        res = cli("sweep", str(other), "--output", str(out))
         self.assertEqual(res.returncode, 2, res.stderr)
         self.assertIn("exists and is not empty", res.stderr)
 

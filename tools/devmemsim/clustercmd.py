@@ -5,7 +5,7 @@ import os
 import time
 from pathlib import Path
 
-from . import stats
+from . import options, stats
 from .build import build_all
 from .cluster import Cluster, list_clusters
 from .errors import Failure, UsageError, log
@@ -43,7 +43,7 @@ def add_commands(sub):
     st = sub.add_parser("stats", help="a running cluster's PCIe and device counters")
     st.add_argument("node", nargs="?", metavar="NODE", help="only this node")
     st.add_argument("--name", default="default", help="cluster name")
-    st.add_argument("--json", action="store_true", help="print JSON (docs/stats.md)")
+    options.add_json(st, "the counters (docs/stats.md) instead of the table")
     st.set_defaults(run=cmd_stats)
 
     sub.add_parser("status", help="list booted clusters and their nodes").set_defaults(run=cmd_status)
@@ -76,10 +76,14 @@ def cmd_stats(a) -> int:
     cl = Cluster(a.name)
     if not cl.running():
         raise UsageError(f"cluster {a.name!r} is not running")
+    if a.json not in (None, "-") and a.node is None and (a.json.isdigit() or a.json in cl.node_names()):
+        a.node, a.json = a.json, "-"  # `stats --json NODE`, as before --json took a FILE
+    if a.json and a.json != "-" and not Path(a.json).resolve().parent.is_dir():
+        raise UsageError(f"--json {a.json}: no such directory {Path(a.json).parent}")
     nodes = [node_arg(cl, a.node)] if a.node else cl.node_names()
     all_stats = {n: cl.stats(n) for n in nodes}
     if a.json:
-        print(stats.dumps({"nodes": all_stats}))
+        stats.write_json(a.json, {"nodes": all_stats})
     else:
         print("\n".join(stats.table(n, st) for n, st in all_stats.items()))
     return 0

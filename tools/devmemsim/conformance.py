@@ -25,7 +25,7 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import build, kselftest, ktree
+from . import build, kselftest, ktree, options
 from .errors import Failure, UsageError, log
 from .nodeargs import check_plan_configs
 from .paths import BUILD, ROOT
@@ -354,15 +354,13 @@ def add_command(sub):
     c.add_argument("--from", dest="run_json", action="append", default=[], metavar="RUN.json",
                    help="use this `devmemsim kselftest --json` summary instead of running the set "
                         "(repeatable: runs of parts of the set, in order)")
-    c.add_argument("--output", default=str(OUTPUT), metavar="FILE",
-                   help="where the table goes (default docs/conformance.md; '-': stdout)")
+    options.add_output(c, "the table (default docs/conformance.md; '-': stdout)", default=str(OUTPUT))
     c.add_argument("--check", action="store_true",
-                   help="write nothing; exit 1 if FILE differs from the table this run gives")
+                   help="check only: write nothing; exit 1 if --output's FILE differs from the table this run gives")
     c.add_argument("--reasons", default=str(REASONS), metavar="FILE",
                    help="the reasons table (default tools/devmemsim/conformance_reasons.toml)")
-    c.add_argument("--json", metavar="FILE", default=str(RUN_JSON),
-                   help="without --from: where the run's JSON summary goes, consoles beside it "
-                        "(default build/conformance/run.json)")
+    options.add_json(c, "without --from, the run's summary, its consoles beside FILE (default "
+                        "build/conformance/run.json)", default=str(RUN_JSON), stdout=False)
     kselftest.add_cluster_option(c)
     c.epilog = ("Exit status: 0 conformant; 1 a case (not a listed test bug) or file failed, a skip/xfail has no "
                 "reason, a file of the set is missing from the run, a reason matches nothing, or (--check) FILE "
@@ -386,6 +384,8 @@ def run(a) -> int:
         raise UsageError(f"--output {a.output}: no such directory")
     if a.check and a.output == "-":
         raise UsageError("--check compares with a file: give --output FILE")
+    if a.json == "-" and not a.run_json:
+        raise UsageError("--json: give a FILE (conformance reads the run's summary back, its consoles beside it)")
     if a.cluster and a.run_json:
         raise UsageError("--cluster: not with --from (the run is read, not made)")
     plan = None if a.run_json else kselftest.cluster_plan(a.cluster, 2)

@@ -5,7 +5,7 @@ with --pattern between every GPU of the cluster (collective.py)."""
 import os
 import time
 
-from . import clusterfile, collective, srun, transfer
+from . import clusterfile, collective, options, srun, transfer
 from .build import build_all
 from .cluster import Cluster, Machine
 from .errors import UsageError
@@ -44,7 +44,7 @@ def add_command(sub):
     d.add_argument("--mtu", type=int, default=DEFAULTS["mtu"], help=f"data-link MTU (default {DEFAULTS['mtu']})")
     d.add_argument("--mode", default=DEFAULTS["mode"],
                    help="transfers: both (default), devmem or bounce")
-    d.add_argument("--json", metavar="FILE", help="also write the runs as JSON ({\"runs\": [...]})")
+    options.add_json(d, "the runs too ({\"runs\": [...]}); to stdout, the demo's text goes to stderr")
     d.add_argument("--accel", choices=["tcg", "kvm"], default="tcg", help="QEMU accelerator (default tcg)")
     d.add_argument("--pattern", choices=collective.PATTERNS,
                    help="a collective instead: every GPU of each data network sends --mib MiB to another "
@@ -119,20 +119,22 @@ def run(mib: int, mtu: int, accel: str, json_path: str = "", mode: str = "both",
     if pattern:
         steps = collective.schedule(plan or default_plan(), pattern)
     started = time.monotonic()
-    cl = boot(accel, f"demo-{os.getpid()}", plan, pcap, placement)
-    try:
-        print(cl.sh(cl.node_names()[0], GUEST_SCRIPT), end="", flush=True)
-        if pattern:
-            result = _collective(cl, mib, mtu, modes, pattern, steps)
-        else:
-            result = _two_nodes(cl, mib, mtu, modes)
-    finally:
-        cl.stop()
-        cl.cleanup()
-    print(result.pop("table"))
-    if json_path:
-        write_json(json_path, result)
-    print(f"devmemsim: demo finished in {time.monotonic() - started:.0f} s", flush=True)
+    # --json to stdout: the demo's text goes to stderr, stdout is the JSON alone.
+    with options.text_to_stderr(json_path == "-"):
+        cl = boot(accel, f"demo-{os.getpid()}", plan, pcap, placement)
+        try:
+            print(cl.sh(cl.node_names()[0], GUEST_SCRIPT), end="", flush=True)
+            if pattern:
+                result = _collective(cl, mib, mtu, modes, pattern, steps)
+            else:
+                result = _two_nodes(cl, mib, mtu, modes)
+        finally:
+            cl.stop()
+            cl.cleanup()
+        print(result.pop("table"))
+        if json_path:
+            write_json(json_path, result)
+        print(f"devmemsim: demo finished in {time.monotonic() - started:.0f} s", flush=True)
     return 0 if all(r["verified"] for r in result["runs"]) else 1
 
 

@@ -12,6 +12,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+from . import options
 from .build import SIM_TARGETS, build_lock, build_model
 from .errors import Failure, UsageError
 from .paths import BUILD, ROOT
@@ -496,8 +497,8 @@ def generate(dms_sim, dms_pcie):
 def add_command(sub):
     f = sub.add_parser("fidelity", help="write docs/fidelity.md: the model beside published and "
                        "analytic figures, from fresh dms-sim runs")
-    f.add_argument("--output", default=str(ROOT / "docs" / "fidelity.md"), metavar="FILE",
-                   help="where to write it (default docs/fidelity.md; '-': stdout)")
+    options.add_output(f, "the document (default docs/fidelity.md; '-': stdout)",
+                       default=str(ROOT / "docs" / "fidelity.md"))
     f.set_defaults(run=run)
 
 

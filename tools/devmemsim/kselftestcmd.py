@@ -5,7 +5,7 @@ import argparse
 import os
 from pathlib import Path
 
-from . import build, kselftest, ktree
+from . import build, kselftest, ktree, options
 from .addressing import MAX_NODES
 from .errors import UsageError
 from .nodeargs import check_plan_configs
@@ -19,14 +19,15 @@ def add_command(sub):
                    help="a file under tools/testing/selftests/drivers/net, e.g. hw/devmem.py "
                         "(default: the TEST_PROGS of drivers/net and drivers/net/hw, less those listed below)")
     k.add_argument("--kernel-tree", metavar="DIR", help="build and run this kernel source tree (default: the pinned kernel)")
-    k.add_argument("--config", action="append", default=[], metavar="FRAGMENT",
+    k.add_argument("--kconfig", action="append", default=[], metavar="FRAGMENT",
                    help="one more kernel config fragment for --kernel-tree (repeatable, in order)")
-    k.add_argument("--nodes", type=int, metavar="N", help="nodes to boot (default 2: node0 runs the "
+    options.deprecated_alias(k, "--config", "--kconfig", "kselftest")
+    k.add_argument("--nodes", type=int, metavar="N", help="number of nodes (default 2: node0 runs the "
                    "tests, node1 is their ssh remote)")
     kselftest.add_cluster_option(k)
     k.add_argument("--ktap", metavar="FILE", help="write the run as KTAP (one nested block per file)")
     k.add_argument("--junit", metavar="FILE", help="write JUnit XML (a testsuite per file, a testcase per case)")
-    k.add_argument("--json", metavar="FILE", help="write a JSON summary; the consoles are kept beside it")
+    options.add_json(k, "a summary; the consoles are kept beside FILE")
     k.epilog = ("Exit status: 0 every case passed (skips allowed), 1 a case failed or a kernel complained,\n"
                 "125 the tree did not build or boot (git bisect run skips it), 2 a usage error.\n\n"
                 "Left out of the default set (they need hardware devmemsim does not model):\n"
@@ -41,20 +42,22 @@ def cmd_kselftest(a) -> int:
     if not 2 <= a.nodes <= MAX_NODES:
         raise UsageError(f"--nodes {a.nodes}: must be 2..{MAX_NODES} (node0 runs the tests, node1 is the remote)")
     fragments = []
-    for frag in a.config:
+    for frag in a.kconfig:
         if not os.path.isfile(frag):
-            raise UsageError(f"--config {frag}: no such file")
+            raise UsageError(f"--kconfig {frag}: no such file")
         fragments.append(Path(frag).resolve())
     for opt in ("ktap", "junit", "json"):
         out = getattr(a, opt)
-        if out and not Path(out).resolve().parent.is_dir():
+        if out and not (opt == "json" and out == "-") and not Path(out).resolve().parent.is_dir():
             raise UsageError(f"--{opt} {out}: no such directory {Path(out).parent}")
     if fragments and not a.kernel_tree:
-        raise UsageError("--config needs --kernel-tree (the pinned kernel's configuration is fixed)")
+        raise UsageError("--kconfig needs --kernel-tree (the pinned kernel's configuration is fixed)")
     plan = kselftest.cluster_plan(a.cluster, a.nodes)
     if a.cluster:
         check_plan_configs(plan)
     tree = ktree.tree_dir(Path(a.kernel_tree)) if a.kernel_tree else None
     files = kselftest.resolve(tree or build.linux_source(), a.tests)
-    kbuild = ktree.build_kselftest(tree, fragments)
-    return kselftest.run(kbuild, files, plan, kselftest.Outputs(a.ktap or "", a.junit or "", a.json or ""))
+    # --json to stdout: the run's lines go to stderr, stdout is the summary alone.
+    with options.text_to_stderr(a.json == "-"):
+        kbuild = ktree.build_kselftest(tree, fragments)
+        return kselftest.run(kbuild, files, plan, kselftest.Outputs(a.ktap or "", a.junit or "", a.json or ""))

@@ -15,6 +15,8 @@ import time
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 
+from . import options
+
 RESULT = re.compile(r"^(not ok|ok)\s+(\d+)(?:\s+(?:-\s+)?(.*?))?(?:\s+#\s*(.*))?$")
 PLAN = re.compile(r"^1\.\.(\d+)")
 VERSION = re.compile(r"^K?TAP version \d+")
@@ -359,6 +361,7 @@ def summary(results: list, meta: dict) -> dict:
 
 
 def write_json(path, results: list, meta: dict) -> None:
-    with open(path, "w") as f:
+    """The summary to path ('-': stdout, options.json_file())."""
+    with options.json_file(path) as f:
         json.dump(summary(results, meta), f, indent=2)
         f.write("\n")

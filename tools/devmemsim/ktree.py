@@ -45,7 +45,7 @@ def build_kselftest(tree: Path | None, fragments: list) -> KselftestBuild:
         qemu = build_qemu(build_model(NODE_TARGETS))
         if tree is None:
             if fragments:
-                raise UsageError("--config needs --kernel-tree (the pinned kernel's configuration is fixed)")
+                raise UsageError("--kconfig needs --kernel-tree (the pinned kernel's configuration is fixed)")
             artifacts, src, selftests, seconds = build_pinned(qemu, "default")
             return KselftestBuild(artifacts, src, KSELFTEST_GUEST_ROOT, [], selftests.helpers_missing,
                                   selftests.fixes, seconds)
@@ -101,7 +101,7 @@ def build_tree(qemu: Path, src: Path, fragments: list) -> KselftestBuild:
     """build_kselftest for an own tree, in CACHE/ktree-KEY."""
     for f in fragments:
         if not f.is_file():
-            raise UsageError(f"--config {f}: no such file")
+            raise UsageError(f"--kconfig {f}: no such file")
     with tree_lock(src):
         return build_tree_locked(qemu, src, fragments, cache_dir() / f"ktree-{tree_key(src)}")
 

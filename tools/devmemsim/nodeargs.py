@@ -35,7 +35,8 @@ def add_node_options(p):
     p.add_argument("--nodes", type=int, metavar="N", help="number of nodes (default 1): the default cluster of "
                    "N nodes alike, short for a cluster file")
     p.add_argument("--config", metavar="FILE", help="node configuration (TOML; default configs/node/default.toml)")
-    p.add_argument("--set", action="append", metavar="KEY=VALUE", help="override one configuration key")
+    p.add_argument("--set", action="append", metavar="KEY=VALUE",
+                   help="override a configuration key (the nodes'; repeatable)")
     p.add_argument("--accel", choices=["tcg", "kvm"], default="tcg", help="QEMU accelerator (default tcg)")
     p.add_argument("--memory", metavar="SIZE", help="guest RAM per node (default 1G)")
     p.add_argument("--smp", type=int, metavar="N", help="vCPUs per node (default 2)")

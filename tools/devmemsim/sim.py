@@ -8,6 +8,7 @@ import os
 import subprocess
 from pathlib import Path
 
+from . import options
 from .build import SIM_TARGETS, build_lock, build_model
 from .errors import UsageError
 from .paths import BUILD
@@ -22,11 +23,12 @@ def add_command(sub):
                    help="workload (TOML; configs/sim/bulk.toml lists every key, configs/sim/rr.toml "
                         "the request/response ones)")
     s.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
-                   help="override a workload key (run.*, traffic.*, driver.*, cpu.*, bounce.*, "
-                        "rr.*, network.*) or a node configuration key (repeatable)")
-    s.add_argument("--json", metavar="FILE", help="write the full report as JSON ('-': stdout)")
-    s.add_argument("--trace", metavar="FILE", help="write the model's trace lines, with simulated time "
+                   help="override a configuration key (repeatable): the workload's (run.*, traffic.*, driver.*, "
+                        "cpu.*, bounce.*, rr.*, network.*) or the nodes'")
+    options.add_json(s, "the full report")
+    s.add_argument("--trace-file", metavar="FILE", help="write the model's trace lines, with simulated time "
                    "and node, to FILE")
+    options.deprecated_alias(s, "--trace", "--trace-file", "sim")
     s.set_defaults(run=run)
 
 
@@ -41,12 +43,12 @@ def run(a) -> int:
         if "=" not in kv:
             raise UsageError(f"--set {kv}: expected KEY=VALUE")
         args += ["--set", kv]
-    for opt, value in (("--json", a.json), ("--trace", a.trace)):
+    for opt, value in (("--json", a.json), ("--trace-file", a.trace_file)):
         if value:
             # Checked here: dms-sim writes its outputs after the run.
             if value != "-" and not Path(value).resolve().parent.is_dir():
                 raise UsageError(f"{opt} {value}: no such directory {Path(value).parent}")
-            args += [opt, value]
+            args += ["--trace" if opt == "--trace-file" else opt, value]  # dms-sim's own options
     with build_lock():
         build_model(SIM_TARGETS)
     return subprocess.call([str(BUILD / "sysc-model" / "dms-sim"), *args])

@@ -3,6 +3,7 @@ through their JSON, the table `devmemsim stats` prints, JSON output."""
 
 import json
 
+from . import options
 from .errors import Failure
 
 DIRECTIONS = ("up", "down")
@@ -70,8 +71,9 @@ def dumps(obj) -> str:
 
 
 def write_json(path: str, obj) -> None:
+    """obj to path ('-': stdout, options.json_file())."""
     try:
-        with open(path, "w") as f:
+        with options.json_file(path) as f:
             f.write(dumps(obj) + "\n")
     except OSError as e:
         raise Failure(f"cannot write {path}: {e.strerror}") from None

@@ -131,8 +131,9 @@ class Outputs:
     json: str = ""
 
     def consoles_prefix(self) -> str:
-        """Where the consoles are kept: beside the JSON summary, if any."""
-        return str(Path(self.json).with_suffix("")) if self.json else ""
+        """Where the consoles are kept: beside the JSON summary, if any
+        (none when it goes to stdout)."""
+        return str(Path(self.json).with_suffix("")) if self.json not in ("", "-") else ""
 
 
 def run(kbuild, files: list, plan: clusterfile.Plan, outputs: Outputs) -> int:

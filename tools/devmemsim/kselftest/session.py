@@ -122,8 +122,8 @@ def cluster_plan(path: str, nodes: int) -> clusterfile.Plan:
 
 def add_cluster_option(p) -> None:
     p.add_argument("--cluster", metavar="FILE",
-                   help="boot this cluster file's nodes instead (configs/cluster/*.toml): the first node runs the "
-                        "tests against its NIC 0, the first other node on that NIC's network is their remote")
+                   help="cluster file (TOML; configs/cluster/*.toml): boot its nodes instead; the first node runs "
+                        "the tests against its NIC 0, the first other node on that NIC's network is their remote")
 
 
 class Session:

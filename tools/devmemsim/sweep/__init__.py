@@ -15,6 +15,7 @@ import signal
 from pathlib import Path
 
 from ..build import build_lock, build_model
+from .. import options
 from ..errors import Failure, UsageError, log
 from . import engine, plots, results, runner, slurm, spec as specmod
 
@@ -25,12 +26,13 @@ def add_command(sub):
     s.add_argument("file", nargs="?", metavar="FILE.toml", help="the sweep (configs/sweeps/README.md)")
     s.add_argument("--jobs", type=int, default=os.cpu_count() or 1, metavar="N",
                    help="points run at once (default: the cores, %(default)s; demo points: 1)")
-    s.add_argument("--out", default="", metavar="DIR",
-                   help="output directory (default sweeps/NAME in the current directory)")
+    s.add_argument("--output", dest="out", default="", metavar="DIR",
+                   help="where the results go: a directory (default sweeps/NAME in the current directory)")
+    options.deprecated_alias(s, "--out", "--output", "sweep")
     s.add_argument("--resume", action="store_true",
                    help="DIR holds this sweep already: run only its missing and failed points")
     s.add_argument("--check", action="store_true",
-                   help="check the file and every point against dms-sim's schema, run nothing")
+                   help="check only: the file and every point against dms-sim's schema; run nothing")
     s.add_argument("--slurm", action="store_true",
                    help="submit the points (the missing ones with --resume) as a Slurm job array")
     s.add_argument("--partition", default="", metavar="P", help="--slurm: the partition")
@@ -65,7 +67,7 @@ def prepare_out(spec, out: Path, resume: bool) -> None:
         check_state(spec, out, "--resume")
         return
     if out.exists() and any(out.iterdir()):
-        raise UsageError(f"--out {out}: exists and is not empty (--resume continues it)")
+        raise UsageError(f"--output {out}: exists and is not empty (--resume continues it)")
     out.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(spec.path, out / "sweep.toml")
     runner.write_json(out / "state.json", {"sweep": str(spec.path.resolve()), "points": listing(spec)})
@@ -114,7 +116,7 @@ def check_options(a) -> None:
     if (a.partition or a.time) and not a.slurm:
         raise UsageError("--partition and --time go with --slurm")
     if a.point is not None and not a.out:
-        raise UsageError("--point needs --out DIR (the sweep's directory)")
+        raise UsageError("--point needs --output DIR (the sweep's directory)")
 
 
 def cmd_point(spec, out: Path, n: int) -> int:
@@ -154,7 +156,7 @@ def run(a) -> int:
     try:
         run_points(spec, out, todo, a.jobs)
     except KeyboardInterrupt:
-        log(f"interrupted; the finished points are kept: 'sweep {a.file} --out {out} --resume' "
+        log(f"interrupted; the finished points are kept: 'sweep {a.file} --output {out} --resume' "
             "runs the others")
         return 130
     return collect(spec, out)

@@ -1,5 +1,5 @@
 """Sweeps on a Slurm cluster: DIR/slurm/sweep.sbatch, a job array with one
-task per point, each running `devmemsim sweep FILE --out DIR --point N` (the
+task per point, each running `devmemsim sweep FILE --output DIR --point N` (the
 checkout and DIR on a file system every node sees), submitted with sbatch;
 `devmemsim sweep --collect DIR` then writes the results."""
 
@@ -37,7 +37,7 @@ def script(spec, out: Path, points: list, partition: str, time_limit: str) -> st
         lines.append(f"#SBATCH --partition={partition}")
     if time_limit:
         lines.append(f"#SBATCH --time={time_limit}")
-    cmd = [str(LAUNCHER), "sweep", str(spec.path.resolve()), "--out", str(out), "--point"]
+    cmd = [str(LAUNCHER), "sweep", str(spec.path.resolve()), "--output", str(out), "--point"]
     lines += ["# One point of the sweep; 'devmemsim sweep --collect DIR' gathers them.",
               shlex.join(cmd) + ' "$SLURM_ARRAY_TASK_ID"', ""]
     return "\n".join(lines)
