@@ -256,6 +256,57 @@ class RenamedOptions(unittest.TestCase):
         self.assertEqual((res.stdout, res.stderr), ("{}\nafter\n", "table\nchild\ndone\n"))
 
 
+class Status(unittest.TestCase):
+    """`devmemsim status`: a table of the running clusters' nodes with the
+    ssh command that reaches each; --json, the JSON it always printed."""
+
+    def setUp(self):
+        tmp = tempfile.TemporaryDirectory(prefix="dms-")
+        self.addCleanup(tmp.cleanup)
+        env = mock.patch.dict(os.environ, {"DEVMEMSIM_RUNDIR": tmp.name})
+        env.start()
+        self.addCleanup(env.stop)
+        self.qemu = subprocess.Popen(["sleep", "600"])  # node0's QEMU
+        self.addCleanup(self.qemu.wait)
+        self.addCleanup(self.qemu.kill)
+        self.dir = Path(tmp.name) / "c"
+        self.dir.mkdir()
+        (self.dir / "cluster.json").write_text(json.dumps({"nodes": [{"name": "node0", "nics": []},
+                                                                     {"name": "node1", "nics": []}]}))
+        (self.dir / "node0.pid").write_text(str(self.qemu.pid))  # node1: its QEMU exited
+        (self.dir / "node0.cmdline").write_text(
+            "/c/qemu/bin/qemu-system-x86_64 -name devmemsim-node0 -drive file=/b/guest/payload.img,if=none,"
+            "id=payload,format=raw,readonly=on -netdev user,id=mgmt,restrict=on,hostfwd=tcp:127.0.0.1:40022-:22\n")
+        (Path(tmp.name) / "stopped").mkdir()  # a cluster that no longer runs is not listed
+
+    def status(self, *args) -> str:
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            self.assertEqual(devmemsim_cli.main(["status", *args]), 0)
+        return out.getvalue()
+
+    def test_table(self):
+        lines = self.status().splitlines()
+        self.assertEqual([line.split()[:4] for line in lines],
+                         [["CLUSTER", "NODE", "STATE", "PID"], ["c", "node0", "running", str(self.qemu.pid)],
+                          ["c", "node1", "exited", "-"]])
+        self.assertTrue(lines[1].endswith(
+            "  ssh -i /b/guest/payload/ssh/id_ed25519 -p 40022 -o StrictHostKeyChecking=no "
+            "-o UserKnownHostsFile=/dev/null root@127.0.0.1"), lines[1])
+        self.assertEqual(lines[2].split(), ["c", "node1", "exited", "-", "-"])
+
+    def test_json_as_before(self):
+        self.assertEqual(json.loads(self.status("--json")), [{"cluster": "c", "nodes": [
+            {"node": "node0", "pid": self.qemu.pid, "dir": str(self.dir)},
+            {"node": "node1", "pid": 0, "dir": str(self.dir)}]}])
+
+    def test_nothing_running(self):
+        self.qemu.kill()
+        self.qemu.wait()
+        self.assertEqual(self.status(), "no cluster is running (devmemsim boot starts one)\n")
+        self.assertEqual(json.loads(self.status("--json")), [])
+
+
 # Console lines as the kernel writes them (7.3: an oops and a WARN).
 OOPS = """\
 [   41.201811] BUG: unable to handle page fault for address: ffffc90000a3f000

@@ -195,7 +195,7 @@ class CrossHost(unittest.TestCase):
         res = self.cli("stats", "--name", NAME, "hb", "--json")
         self.assertEqual(res.returncode, 0, res.stderr)
         self.assertIn("hb", json.loads(res.stdout)["nodes"])
-        res = self.cli("status")
+        res = self.cli("status", "--json")
         mine = [c for c in json.loads(res.stdout) if c["cluster"] == NAME]
         self.assertEqual([(n["node"], n.get("host", "")) for n in mine[0]["nodes"]], [("ha", ""), ("hb", "host-b")])
 
@@ -254,7 +254,7 @@ class CrossHost(unittest.TestCase):
             time.sleep(0.2)
         self.assertEqual(qemu_in(NS[1]), [], "hb's QEMU runs on without its ssh")
         print(f"hb's QEMU ended {time.monotonic() - started:.1f} s after its ssh was killed", flush=True)
-        res = self.cli("status")
+        res = self.cli("status", "--json")
         mine = [c for c in json.loads(res.stdout) if c["cluster"] == NAME]
         self.assertEqual([(n["node"], bool(n["pid"])) for n in mine[0]["nodes"]], [("ha", True), ("hb", False)])
 

@@ -154,7 +154,7 @@ class SlurmNodes(unittest.TestCase):
             ppid = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
             self.assertEqual(Path(f"/proc/{ppid}/comm").read_text().strip(), "slurmstepd", node)
             self.assertIn("qemu-system", Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace"))
-        res = self.cli("status")
+        res = self.cli("status", "--json")
         mine = [c for c in json.loads(res.stdout) if c["cluster"] == NAME][0]
         self.assertEqual(sorted((n["node"], n["slurm"]["step"]) for n in mine["nodes"]),
                          sorted((name.rsplit("-", 1)[1], sid) for sid, name in steps))

@@ -2,10 +2,12 @@
 stop, stats and status."""
 
 import os
+import re
+import shlex
 import time
 from pathlib import Path
 
-from . import options, stats
+from . import options, srun, stats
 from .build import build_all
 from .cluster import Cluster, list_clusters
 from .errors import Failure, UsageError, log
@@ -46,7 +48,10 @@ def add_commands(sub):
     options.add_json(st, "the counters (docs/stats.md) instead of the table")
     st.set_defaults(run=cmd_stats)
 
-    sub.add_parser("status", help="list booted clusters and their nodes").set_defaults(run=cmd_status)
+    ss = sub.add_parser("status", help="list booted clusters and their nodes: state, QEMU pid, the ssh command "
+                        "that reaches each")
+    options.add_json(ss, "[{\"cluster\": NAME, \"nodes\": [{\"node\", \"pid\", \"dir\", ...}]}] instead of the table")
+    ss.set_defaults(run=cmd_status)
 
 
 def cmd_run(a) -> int:
@@ -127,10 +132,61 @@ def cmd_stop(a) -> int:
 
 
 def cmd_status(a) -> int:
+    if a.json and a.json != "-" and not Path(a.json).resolve().parent.is_dir():
+        raise UsageError(f"--json {a.json}: no such directory {Path(a.json).parent}")
     out = []
     for name in list_clusters():
         cl = Cluster(name)
         if cl.running():
             out.append({"cluster": name, "nodes": cl.status()})
-    print(stats.dumps(out))
+    if a.json:
+        stats.write_json(a.json, out)
+    elif not out:
+        print("no cluster is running (devmemsim boot starts one)")
+    else:
+        print(status_table(out))
     return 0
+
+
+STATUS_COLUMNS = ("CLUSTER", "NODE", "STATE", "PID", "SSH")
+# What a node's QEMU command line (RUN/NAME/NODE.cmdline) says of how to
+# reach its sshd: the management NIC's host forward, and the payload disk,
+# whose stage beside it holds the nodes' ssh key (build.build_payload).
+HOSTFWD = re.compile(r"hostfwd=tcp:127\.0\.0\.1:(\d+)-:22\b")
+PAYLOAD = re.compile(r"file=([^,\s]+),if=none,id=payload\b")
+
+
+def status_table(clusters: list) -> str:
+    """One row per node of each cluster (cmd_status's JSON)."""
+    rows = []
+    for c in clusters:
+        cl = Cluster(c["cluster"])
+        for n in c["nodes"]:
+            host = n.get("host") or n.get("slurm", {}).get("host", "")
+            on_host = bool(n.get("host")) or (bool(n.get("slurm")) and not getattr(
+                srun.Step.recorded(cl.dir, n["node"]), "local", True))
+            ssh = ssh_command(cl, n["node"], host if on_host else "") if n["pid"] else ""
+            rows.append((c["cluster"], n["node"], "running" if n["pid"] else "exited", str(n["pid"] or "-"),
+                         ssh or "-"))
+    widths = [max(len(r[i]) for r in [STATUS_COLUMNS, *rows]) for i in range(len(STATUS_COLUMNS) - 1)]
+    return "\n".join("  ".join([*(v.ljust(w) for v, w in zip(r, widths)), r[-1]]).rstrip()
+                     for r in [STATUS_COLUMNS, *rows])
+
+
+def ssh_command(cl: Cluster, node: str, host: str = "") -> str:
+    """The ssh command that logs in to node as root through its
+    management NIC (through `host`, the node's, if it runs on another)."""
+    try:
+        cmdline = (cl.dir / f"{node}.cmdline").read_text()
+    except OSError:
+        return ""
+    port, payload = HOSTFWD.search(cmdline), PAYLOAD.search(cmdline)
+    if not port:
+        return ""
+    argv = ["ssh"]
+    if payload:
+        argv += ["-i", str(Path(payload.group(1)).parent / "payload" / "ssh" / "id_ed25519")]
+    argv += ["-p", port.group(1), "-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null"]
+    if host:
+        argv += ["-J", host]
+    return shlex.join(argv + ["root@127.0.0.1"])
