@@ -12,6 +12,7 @@ import json
 import os
 import re
 import select
+import shlex
 import signal
 import socket
 import subprocess
@@ -211,7 +212,8 @@ class RenamedOptions(unittest.TestCase):
     OLD = (  # old argv, the option's destination and value, the warning
         (["kselftest", "--config", "a.config", "--config", "b.config"], "kconfig", ["a.config", "b.config"],
          "devmemsim: --config for kselftest is deprecated; use --kconfig"),
-        (["sim", "--trace", "t.log"], "trace_file", "t.log", "devmemsim: --trace for sim is deprecated; use --trace-file"),
+        (["sim", "--trace", "t.log"], "trace_file", "t.log",
+         "devmemsim: --trace for sim is deprecated; use --trace-file"),
         (["sweep", "s.toml", "--out", "d"], "out", "d", "devmemsim: --out for sweep is deprecated; use --output"),
     )
 
@@ -305,6 +307,57 @@ class Status(unittest.TestCase):
         self.qemu.wait()
         self.assertEqual(self.status(), "no cluster is running (devmemsim boot starts one)\n")
         self.assertEqual(json.loads(self.status("--json")), [])
+
+
+class DryRun(unittest.TestCase):
+    """--dry-run prints the plan and each node's QEMU command line at
+    once, and builds, boots and writes nothing: on a machine with an empty
+    build tree and cache both stay empty, and no run directory appears."""
+
+    def dry_run(self, *args):
+        with tempfile.TemporaryDirectory() as build_dir, tempfile.TemporaryDirectory() as cache, \
+                tempfile.TemporaryDirectory() as tmp:
+            run_root = Path(tmp) / "run"
+            env = dict(os.environ, DEVMEMSIM_BUILD=build_dir, DEVMEMSIM_CACHE=cache, DEVMEMSIM_RUNDIR=str(run_root))
+            started = time.monotonic()
+            res = subprocess.run([str(LAUNCHER), *args], capture_output=True, text=True, env=env, timeout=60)
+            seconds = time.monotonic() - started
+            self.assertEqual(res.returncode, 0, res.stderr)
+            self.assertEqual((os.listdir(build_dir), os.listdir(cache), run_root.exists()), ([], [], False))
+        return res, seconds
+
+    def qemu_lines(self, res) -> list:
+        return [line for line in res.stdout.splitlines() if "qemu-system-x86_64" in line]
+
+    def test_boot_two_nodes(self):
+        res, seconds = self.dry_run("boot", "--dry-run", "--nodes", "2")
+        self.assertLess(seconds, 2.0)
+        lines = self.qemu_lines(res)
+        self.assertEqual([line.split(": ", 1)[0] for line in lines], ["node0", "node1"])
+        for node, line in zip(("node0", "node1"), lines):
+            argv = shlex.split(line.split(": ", 1)[1])
+            self.assertTrue(argv[0].endswith("/qemu/bin/qemu-system-x86_64"), argv[0])
+            self.assertEqual(argv[argv.index("-name") + 1], f"devmemsim-{node}")
+            self.assertEqual(argv[argv.index("-kernel") + 1], "<bzImage: built on first boot>")
+            self.assertIn("-object", argv)
+        self.assertIn("node0: configs/node/default.toml; 1G RAM, 2 vCPU(s); NIC 0 on data (10.10.0.1)",
+                      res.stdout)
+
+    def test_run_demo_kselftest(self):
+        for args, nodes in ((["run", "--dry-run", "--", "uname", "-r"], 1),
+                            (["demo", "--dry-run", "--mib", "4"], 2),
+                            (["kselftest", "--dry-run", "--nodes", "3", "hw/devmem.py"], 3)):
+            with self.subTest(command=args[0]):
+                res, _ = self.dry_run(*args)
+                self.assertEqual(len(self.qemu_lines(res)), nodes, res.stdout)
+        self.assertIn("then: uname -r on node0", self.dry_run("run", "--dry-run", "--", "uname", "-r")[0].stdout)
+
+    def test_checks_still_come_first(self):
+        res = cli("run", "--dry-run", "--nodes", "2")
+        self.assertEqual((res.returncode, res.stderr.strip()),
+                         (2, "devmemsim: no command given (usage: ... -- CMD [ARGS...])"))
+        res = cli("demo", "--dry-run", "--mtu", "100")
+        self.assertEqual(res.returncode, 2, res.stderr)
 
 
 # Console lines as the kernel writes them (7.3: an oops and a WARN).

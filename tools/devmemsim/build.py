@@ -16,6 +16,7 @@ testcmd.py's.
 """
 
 import fcntl
+import functools
 import hashlib
 import os
 import re
@@ -196,13 +197,30 @@ def linux_source() -> Path:
     return Path(run([SCRIPTS / "fetch-linux.sh", cache_dir()], "fetching Linux", capture=True, logname="fetch-linux"))
 
 
+def linux_source_fetched() -> Path | None:
+    """The tree linux_source() returns without fetching (fetch-linux.sh
+    reuses the newest unpacked tree of the series), or None: no network,
+    nothing written."""
+    series = re.search(r"^SERIES=(\S+)", (SCRIPTS / "fetch-linux.sh").read_text(), re.M).group(1)
+    trees = [p.parent for p in (cache_dir() / "src").glob(f"linux-{series}.*/.devmemsim-unpacked")]
+    if len(trees) > 1:  # dpkg's version order, as fetch-linux.sh's newest()
+        trees.sort(key=functools.cmp_to_key(lambda a, b: -1 if subprocess.run(
+            ["dpkg", "--compare-versions", a.name[6:], "lt", b.name[6:]]).returncode == 0 else 1))
+    return trees[-1] if trees else None
+
+
+def kernel_build_dir(src_name: str, flavour: str = "default") -> tuple[str, Path]:
+    """(key, build dir) of a kernel flavour built from the source tree
+    named src_name: CACHE/kernel[-FLAVOUR]-KEY."""
+    key = digest(src_name, *KERNEL_FLAVOURS[flavour], SCRIPTS / "build-kernel.sh")[:16]
+    return key, cache_dir() / (f"kernel-{key}" if flavour == "default" else f"kernel-{flavour}-{key}")
+
+
 def build_kernel(flavour: str = "default"):
     """Returns (source tree, build dir, bzImage, kernel release)."""
-    cache = cache_dir()
     src = linux_source()
     fragments = KERNEL_FLAVOURS[flavour]
-    key = digest(src.name, *fragments, SCRIPTS / "build-kernel.sh")[:16]
-    out = cache / (f"kernel-{key}" if flavour == "default" else f"kernel-{flavour}-{key}")
+    key, out = kernel_build_dir(src.name, flavour)
     bz = out / "arch" / "x86" / "boot" / "bzImage"
     if not stamped(out / "devmemsim.key", key) or not bz.is_file():
         log(f"building the {flavour} Linux kernel from {src.name} "
@@ -305,10 +323,14 @@ def helpers_missing(listing: Path) -> dict:
     return missing
 
 
+def rootfs_dir() -> tuple[str, Path]:
+    """(key, directory) of the guest image: CACHE/rootfs-KEY."""
+    key = digest(ROOT / "guest" / "rootfs", ROOT / "guest" / "tools" / "dms-agent", SCRIPTS / "build-rootfs.sh")[:16]
+    return key, cache_dir() / f"rootfs-{key}"
+
+
 def build_rootfs() -> Path:
-    rootfs = ROOT / "guest" / "rootfs"
-    key = digest(rootfs, ROOT / "guest" / "tools" / "dms-agent", SCRIPTS / "build-rootfs.sh")[:16]
-    out = cache_dir() / f"rootfs-{key}"
+    key, out = rootfs_dir()
     img = out / "rootfs.img"
     if not stamped(out / "devmemsim.key", key) or not img.is_file():
         log("building the Debian guest image (first time: ~2 min)")

@@ -7,7 +7,7 @@ import shlex
 import time
 from pathlib import Path
 
-from . import options, srun, stats
+from . import dryrun, options, srun, stats
 from .build import build_all
 from .cluster import Cluster, list_clusters
 from .errors import Failure, UsageError, log
@@ -57,6 +57,11 @@ def add_commands(sub):
 def cmd_run(a) -> int:
     argv = command(a.argv)
     plan = check_node_options(a)
+    if a.dry_run:
+        art, rows = dryrun.pinned_artifacts()
+        then = [f"then: {shlex.join(argv)} on {plan.nodes[0].name}, and the nodes power off"
+                + (f"; their counters to {a.stats_json}" if a.stats_json else "")]
+        return dryrun.show("run", "run-PID", plan, machine(a), art, rows, a.configs_checked, then)
     art = build_all()
     cl = Cluster(f"run-{os.getpid()}")
     try:
@@ -98,6 +103,11 @@ def cmd_boot(a) -> int:
     plan = check_node_options(a)
     if a.compare_nics and (a.cluster or a.nodes != 2):
         raise UsageError("--compare-nics needs --nodes 2")
+    if a.dry_run:
+        art, rows = dryrun.pinned_artifacts()
+        then = [f"cluster {a.name!r} is running: the boot would refuse it (devmemsim stop --name {a.name})"] \
+            if Cluster(a.name).running() else []
+        return dryrun.show("boot", a.name, plan, machine(a, a.compare_nics), art, rows, a.configs_checked, then)
     art = build_all()
     cl = Cluster(a.name)
     started = time.monotonic()

@@ -5,7 +5,7 @@ with --pattern between every GPU of the cluster (collective.py)."""
 import os
 import time
 
-from . import clusterfile, collective, options, srun, transfer
+from . import clusterfile, collective, dryrun, options, srun, transfer
 from .build import build_all
 from .cluster import Cluster, Machine
 from .errors import UsageError
@@ -51,6 +51,7 @@ def add_command(sub):
                         "(ring: i -> i+1; pairs: 0<->1, 2<->3...; all-to-all: n-1 steps of a shifted ring), "
                         "the transfers of a step at once")
     add_cluster_file_options(d)
+    options.add_dry_run(d)
     d.epilog = ("With --cluster, the transfers go between the file's first two nodes (their NIC 0); with "
                 "--pattern, between every NIC/GPU pair of each network that joins two or more. " + DYING)
     d.set_defaults(run=cmd_demo)
@@ -60,11 +61,12 @@ def cmd_demo(a) -> int:
     """`devmemsim demo`: the command line checked, then run()."""
     plan = None
     alloc = srun.allocation() if a.srun else None
+    checked = True  # the default cluster: the default node configuration
     if a.cluster:
         plan = cluster_plan(a)
         if len(plan.nodes) < 2:
             raise UsageError(f"{a.cluster}: the demo needs two nodes; the file has {len(plan.nodes)}")
-        check_plan_configs(plan)
+        checked = check_plan_configs(plan, build=not a.dry_run)
         crossed = [plan.networks.get(plan.nodes[0].nics[0].network)]
         if a.pattern:
             crossed = collective.networks(plan)
@@ -74,8 +76,27 @@ def cmd_demo(a) -> int:
                                  f"carries an MTU of {clusterfile.SWITCH_MTU} at most (--mtu {clusterfile.SWITCH_MTU})")
     pcap = check_pcap(a)
     placement = srun.place(plan or default_plan(), alloc) if alloc else None
+    if a.dry_run:
+        return dry_run(a, plan or default_plan(), Machine(accel=a.accel, pcap=pcap, srun=placement), checked)
     return run(a.mib, a.mtu, a.accel, a.json, a.mode, plan=plan, pcap=pcap, pattern=a.pattern or "",
                placement=placement)
+
+
+def dry_run(a, plan: clusterfile.Plan, machine: Machine, configs_checked: bool) -> int:
+    """--dry-run: the cluster, the transfers after its boot, the QEMU
+    command lines; nothing built or booted."""
+    check_options(a.mib, a.mtu, a.mode)
+    modes = " and ".join(transfer.MODES if a.mode == "both" else (a.mode,))
+    if a.pattern:
+        then = [f"then: {a.pattern}, {modes}, {a.mib} MiB per transfer, MTU {a.mtu}:",
+                *("  " + line for line in collective.describe(collective.schedule(plan, a.pattern)).splitlines())]
+    else:
+        sender, receiver = (n.name for n in plan.nodes[:2])
+        then = [f"then: {modes}, {a.mib} MiB from {sender}'s GPU memory to {receiver}'s, MTU {a.mtu}"]
+    if a.json:
+        then.append(f"  the runs as JSON to {'stdout' if a.json == '-' else a.json}")
+    art, rows = dryrun.pinned_artifacts()
+    return dryrun.show("demo", "demo-PID", plan, machine, art, rows, configs_checked, then)
 
 
 def check_options(mib: int, mtu: int, mode: str = "both") -> None:

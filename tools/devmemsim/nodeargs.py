@@ -5,11 +5,12 @@ command after '--', and a node named by index."""
 import os
 from pathlib import Path
 
-from . import clusterfile, srun
+from . import clusterfile, options, srun
 from .addressing import MAX_NODES
 from .build import build_lock, build_model
 from .cluster import Cluster, Machine, node_config
 from .errors import UsageError
+from .paths import BUILD
 
 # What --cluster FILE replaces: the file says it (option -> its default).
 NODE_OPTION_DEFAULTS = {"nodes": 1, "config": "", "set": [], "memory": "1G", "smp": 2}
@@ -44,6 +45,7 @@ def add_node_options(p):
     p.add_argument("--trace", action="append", default=[], metavar="PATTERN",
                    help="pass '-trace PATTERN' to every node's QEMU (repeatable; e.g. 'devmemsim_*', "
                         "docs/tracing.md); the events go to NODE.log in the cluster's run directory")
+    options.add_dry_run(p)
 
 
 def takes_command(p, tail="-- CMD [ARGS...]"):
@@ -63,7 +65,8 @@ def command(argv):
 
 def cluster_plan(a) -> clusterfile.Plan:
     """The plan of --cluster FILE, or the default cluster of the node
-    options; checked before anything heavy is built."""
+    options; checked before anything heavy is built (with --dry-run, by
+    a dms-config already built only: a.configs_checked says whether)."""
     if a.cluster:
         given = [f"--{k}" for k in NODE_OPTION_DEFAULTS if getattr(a, k, None) is not None]
         if given:
@@ -83,22 +86,29 @@ def cluster_plan(a) -> clusterfile.Plan:
     if a.config and not os.path.isfile(a.config):
         raise UsageError(f"--config {a.config}: no such file")
     # The model's own checks first: they name the line of a malformed file.
-    check_configs([(a.config or str(clusterfile.DEFAULT_CONFIG), a.set)])
+    a.configs_checked = check_configs([(a.config or str(clusterfile.DEFAULT_CONFIG), a.set)],
+                                      build=not getattr(a, "dry_run", False))
     return clusterfile.default_plan(a.nodes, a.config, a.set, a.memory, a.smp)
 
 
-def check_configs(configs: list) -> None:
+def check_configs(configs: list, build: bool = True) -> bool:
     """Check node configurations [(file, sets)] with the model's schema
-    (dms-config), before anything heavy is built."""
-    with build_lock():
-        build_model(["sysc-model/dms-config"])
+    (dms-config), before anything heavy is built. Without build
+    (--dry-run), only if dms-config is built already; whether they were
+    checked."""
+    if build:
+        with build_lock():
+            build_model(["sysc-model/dms-config"])
+    elif not (BUILD / "sysc-model" / "dms-config").is_file():
+        return False
     for config, sets in configs:
         node_config(config, sets)
+    return True
 
 
-def check_plan_configs(plan: clusterfile.Plan) -> None:
+def check_plan_configs(plan: clusterfile.Plan, build: bool = True) -> bool:
     """check_configs() of every node of a cluster file's plan."""
-    check_configs([(str(n.config), list(n.sets)) for n in plan.nodes])
+    return check_configs([(str(n.config), list(n.sets)) for n in plan.nodes], build)
 
 
 def check_pcap(a) -> str:
@@ -117,7 +127,7 @@ def check_node_options(a) -> clusterfile.Plan:
     plan = cluster_plan(a)
     a.steps = srun.place(plan, alloc) if alloc else None
     if a.cluster:
-        check_plan_configs(plan)
+        a.configs_checked = check_plan_configs(plan, build=not getattr(a, "dry_run", False))
     return plan
 
 

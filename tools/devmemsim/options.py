@@ -6,6 +6,8 @@ aliases that say so.
   --json [FILE]   write JSON to FILE; '-' or no FILE: stdout (the command's
                   text goes to stderr then, so that stdout is JSON alone)
   --output PATH   where the results go (a file, or a sweep's directory)
+  --dry-run       print the plan and each node's QEMU command line; build,
+                  boot and write nothing (dryrun.py)
 """
 
 import argparse
@@ -27,6 +29,12 @@ def add_json(p, what: str, default=None, stdout: bool = True) -> None:
 def add_output(p, what: str, metavar: str = "FILE", default=None) -> None:
     """--output FILE (or DIR); `what`: what goes there, with the default."""
     p.add_argument("--output", default=default, metavar=metavar, help=f"where the results go: {what}")
+
+
+def add_dry_run(p) -> None:
+    p.add_argument("--dry-run", action="store_true",
+                   help="print the plan: the nodes, their configurations, the artifacts and each node's QEMU "
+                        "command line; build, boot and write nothing")
 
 
 class _Alias(argparse.Action):
