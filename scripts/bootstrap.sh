@@ -23,6 +23,8 @@ PKGS=(
 	# sweep plots; Slurm for sweeps as job arrays (the sweep-slurm test starts
 	# a one-node cluster of its own: nothing is configured system-wide)
 	python3-matplotlib slurm-wlm munge
+	# the CLI's bash completion and man page, both from its parser
+	python3-argcomplete python3-argparse-manpage
 )
 # Packages from bookworm-backports (QEMU 10 needs meson >= 1.5).
 BPO_PKGS=(meson)

@@ -360,6 +360,46 @@ class DryRun(unittest.TestCase):
         self.assertEqual(res.returncode, 2, res.stderr)
 
 
+class CompletionAndManPage(unittest.TestCase):
+    """Bash completion (argcomplete's protocol, answered by the launcher)
+    and devmemsim(1), both from the parser, without its deprecated
+    spellings."""
+
+    def complete(self, line: str) -> list:
+        """What the shell's side (register-python-argcomplete) gets for line."""
+        with tempfile.NamedTemporaryFile("r") as out:
+            env = dict(os.environ, _ARGCOMPLETE="1", COMP_LINE=line, COMP_POINT=str(len(line)),
+                       _ARGCOMPLETE_STDOUT_FILENAME=out.name)
+            res = subprocess.run([str(LAUNCHER)], env=env, capture_output=True, text=True, timeout=30)
+            self.assertEqual(res.returncode, 0, res.stderr)
+            return sorted(word.strip() for word in out.read().split("\013") if word.strip())
+
+    def test_completion(self):
+        self.assertEqual(self.complete("./devmemsim st"), ["stats", "status", "stop"])
+        self.assertEqual(self.complete("./devmemsim kselftest --k"), ["--kconfig", "--kernel-tree", "--ktap"])
+        self.assertEqual(self.complete("./devmemsim boot --accel "), ["kvm", "tcg"])
+        self.assertEqual(self.complete("./devmemsim sim --tr"), ["--trace-file"])
+
+    def test_man_page(self):
+        res = subprocess.run(["/usr/bin/python3", "-m", "devmemsim.manpage", "-"], capture_output=True, text=True,
+                             env=dict(os.environ, PYTHONPATH=str(Path(devmemsim_cli.__file__).parents[1])),
+                             timeout=30)
+        self.assertEqual(res.returncode, 0, res.stderr)
+        page = res.stdout
+        self.assertTrue(page.startswith('.TH devmemsim "1"'), page[:40])
+        sections = {"devmemsim": page}
+        for part in page.split(".SH OPTIONS '")[1:]:
+            name, _, text = part.partition("'")
+            sections[name] = text
+        for option, command, action in parser_options(devmemsim_cli.make_parser()):
+            if option not in ("-h", "--help"):
+                with self.subTest(command=command, option=option):
+                    self.assertIn(option.replace("-", "\\-"), sections[command])
+        self.assertNotIn("\\-\\-config", sections["devmemsim kselftest"])  # deprecated: --kconfig
+        self.assertIn(".SH EXIT STATUS\n0: done", page)
+        self.assertIn("\n3: a node died while the CLI waited on it\n", page)
+
+
 # Console lines as the kernel writes them (7.3: an oops and a WARN).
 OOPS = """\
 [   41.201811] BUG: unable to handle page fault for address: ffffc90000a3f000

@@ -139,6 +139,8 @@ def stamped(stamp: Path, key: str) -> bool:
 NODE_TARGETS = ("sysc-model/libdevmemsim.so", "sysc-model/dms-config", "guest/tools/libdmsrx.so",
                 "guest/tools/dms-session")
 SIM_TARGETS = ("sysc-model/dms-sim", "sysc-model/dms-pcie", "sysc-model/dms-config")
+# The CLI's man page and bash completion (meson.build; `devmemsim build`).
+CLI_DOCS = ("devmemsim.1", "devmemsim.bash-completion")
 
 
 def build_model(targets=()) -> Path:

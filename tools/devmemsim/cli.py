@@ -3,6 +3,7 @@ adds its parser (add_command, or add_commands for a family) and names the
 function that runs it (the parser's default `run`)."""
 
 import argparse
+import os
 import re
 import subprocess
 import sys
@@ -77,7 +78,22 @@ def make_parser():
     return p
 
 
+def complete() -> int:
+    """Answer the shell's completion request (argcomplete's protocol: the
+    command line in COMP_LINE, the answer on fd 8) from the parser; the
+    shell's side is `register-python-argcomplete devmemsim ./devmemsim`
+    (docs/cli.md). Deprecated spellings are not offered."""
+    try:
+        import argcomplete  # Debian's python3-argcomplete
+    except ImportError:
+        return 1  # the shell completes file names instead
+    argcomplete.autocomplete(make_parser())  # exits
+    return 1
+
+
 def main(argv=None) -> int:
+    if "_ARGCOMPLETE" in os.environ:
+        return complete()
     argv = sys.argv[1:] if argv is None else argv
     # Everything after the first '--' is the command to run (or, for
     # 'test', arguments for meson test), never options of ours.

@@ -6,16 +6,16 @@ import json
 import subprocess
 from pathlib import Path
 
-from .build import (TEST_TREE_FRAGMENT, build_all, build_guest, build_in_background, build_lock, build_model,
-                    build_pinned, build_qemu, run)
+from .build import (CLI_DOCS, TEST_TREE_FRAGMENT, build_all, build_guest, build_in_background, build_lock,
+                    build_model, build_pinned, build_qemu, run)
 from .ktree import build_tree, test_tree, tree_dir
 from .nodeargs import takes_command
 from .paths import BUILD
 
 
 def add_commands(sub):
-    sub.add_parser("build", help="build QEMU, the model, the kernel, modules and guest image").set_defaults(
-        run=cmd_build)
+    sub.add_parser("build", help="build QEMU, the model, the kernel, modules and guest image (and the CLI's man "
+                   "page and bash completion)").set_defaults(run=cmd_build)
     t = sub.add_parser("test", help="build what the selected tests need and run them (meson test)")
     t.add_argument("--quick", action="store_true",
                    help="only the contributors' tier (meson suite 'quick': unit, qemu, cli, lint, the "
@@ -27,6 +27,8 @@ def add_commands(sub):
 
 def cmd_build(a) -> int:
     build_all()
+    with build_lock():
+        build_model(CLI_DOCS)
     return 0
 
 
