@@ -294,7 +294,7 @@ class Status(unittest.TestCase):
                           ["c", "node1", "exited", "-"]])
         self.assertTrue(lines[1].endswith(
             "  ssh -i /b/guest/payload/ssh/id_ed25519 -p 40022 -o StrictHostKeyChecking=no "
-            "-o UserKnownHostsFile=/dev/null root@127.0.0.1"), lines[1])
+            "-o UserKnownHostsFile=/dev/null -o LogLevel=ERROR root@127.0.0.1"), lines[1])
         self.assertEqual(lines[2].split(), ["c", "node1", "exited", "-", "-"])
 
     def test_json_as_before(self):

@@ -196,7 +196,8 @@ def ssh_command(cl: Cluster, node: str, host: str = "") -> str:
     argv = ["ssh"]
     if payload:
         argv += ["-i", str(Path(payload.group(1)).parent / "payload" / "ssh" / "id_ed25519")]
-    argv += ["-p", port.group(1), "-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null"]
+    argv += ["-p", port.group(1), "-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null",
+             "-o", "LogLevel=ERROR"]  # a new cluster is new host keys: nothing to remember or warn of
     if host:
         argv += ["-J", host]
     return shlex.join(argv + ["root@127.0.0.1"])
