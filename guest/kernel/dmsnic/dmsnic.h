@@ -268,6 +268,15 @@ struct dmsnic_xdp_stats {
 	struct u64_stats_sync syncp;
 };
 
+/*
+ * The device's counters of the pair's RX queue (NIC v1.10), extended to
+ * 64 bits under priv->hw_stats_lock (dmsnic_read_hw_stats()).
+ */
+struct dmsnic_qp_hw_stats {
+	u64 rx_no_buf_drop;	/* RXQ_NO_BUF_DROP: dropped, no buffer (DROP_EN) */
+	struct u64_stats_sync syncp;
+};
+
 /* Written under the netdev instance lock, with the pair's NAPI off. */
 struct dmsnic_qp_stats {
 	u64 fault_restarts;	/* restarted after a ring DMA fault */
@@ -308,6 +317,8 @@ struct dmsnic_qp {
 	struct dmsnic_txc_stats txc_stats;
 	struct dmsnic_xdp_stats xdp_stats;
 	struct dmsnic_qp_stats qp_stats;
+	struct dmsnic_qp_hw_stats hw_stats;
+	u32 hw_rx_no_buf_drop_last;	/* the register at the last read */
 } ____cacheline_aligned_in_smp;
 
 enum dmsnic_hw_stat {
@@ -321,6 +332,7 @@ enum dmsnic_hw_stat {
 	DMSNIC_HW_TSO_SUPER,
 	DMSNIC_HW_TSO_WIRE,
 	DMSNIC_HW_TSO_ERR,
+	DMSNIC_HW_RX_NO_BUF_DROP,	/* NIC v1.10 */
 	DMSNIC_HW_NUM_STATS,
 };
 
@@ -372,6 +384,12 @@ struct dmsnic_priv {
 	u32 rx_ring_size;
 	u32 tx_ring_size;
 	bool hds;		/* header split on (unless single-buffer XDP) */
+	/*
+	 * RX queues drop a frame they have no buffers for instead of holding
+	 * every queue's frames behind it (NIC v1.10 DROP_EN): decided for
+	 * the pairs dmsnic_qps_start() starts, used by every RX queue start.
+	 */
+	bool rx_drop_en;
 	u32 hds_thresh;
 	/* Written under RTNL and the instance lock, read by NAPI. */
 	struct bpf_prog *xdp_prog;
@@ -444,6 +462,7 @@ void dmsnic_update_link(struct dmsnic_priv *priv);
 void dmsnic_write_rx_ctrl(struct dmsnic_priv *priv, netdev_features_t features);
 void dmsnic_write_ntuple(struct dmsnic_priv *priv, u32 loc);
 void dmsnic_read_hw_stats(struct dmsnic_priv *priv, u64 *stats);
+void dmsnic_read_hw_qstats(struct dmsnic_priv *priv, u32 q);
 extern const char * const dmsnic_hw_stat_names[DMSNIC_HW_NUM_STATS];
 
 /* dmsnic_txrx.c */
@@ -599,6 +618,7 @@ void dmsnic_get_pauseparam(struct net_device *netdev,
 			   struct ethtool_pauseparam *pause);
 int dmsnic_set_pauseparam(struct net_device *netdev,
 			  struct ethtool_pauseparam *pause);
+bool dmsnic_mac_sends_pause(struct dmsnic_priv *priv);
 void dmsnic_get_pause_stats(struct net_device *netdev,
 			    struct ethtool_pause_stats *stats);
 int dmsnic_get_fecparam(struct net_device *netdev,

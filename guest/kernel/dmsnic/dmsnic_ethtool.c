@@ -45,6 +45,11 @@ static const struct dmsnic_stat dmsnic_rxq_stats[] = {
 	DMSNIC_STAT("hw_gro_wire_bytes", rx_stats.hw_gro_wire_bytes),
 };
 
+/* The device's counters of the queue (NIC v1.10). */
+static const struct dmsnic_stat dmsnic_rxq_hw_stats[] = {
+	DMSNIC_STAT("hw_no_buf_drop", hw_stats.rx_no_buf_drop),
+};
+
 static const struct dmsnic_stat dmsnic_txc_stats[] = {
 	DMSNIC_STAT("packets", txc_stats.packets),
 	DMSNIC_STAT("bytes", txc_stats.bytes),
@@ -97,6 +102,8 @@ static const struct dmsnic_stat_group dmsnic_stat_groups[] = {
 	  DMSNIC_SYNCP(rx_stats) },
 	{ "rx", dmsnic_xdp_stats, ARRAY_SIZE(dmsnic_xdp_stats),
 	  DMSNIC_SYNCP(xdp_stats) },
+	{ "rx", dmsnic_rxq_hw_stats, ARRAY_SIZE(dmsnic_rxq_hw_stats),
+	  DMSNIC_SYNCP(hw_stats) },
 	{ "tx", dmsnic_txc_stats, ARRAY_SIZE(dmsnic_txc_stats),
 	  DMSNIC_SYNCP(txc_stats) },
 	{ "tx", dmsnic_txq_stats, ARRAY_SIZE(dmsnic_txq_stats),
@@ -165,13 +172,16 @@ static void dmsnic_get_ethtool_stats(struct net_device *netdev,
 {
 	struct dmsnic_priv *priv = netdev_priv(netdev);
 	const struct dmsnic_stat_group *g;
+	u64 hw[DMSNIC_HW_NUM_STATS];
 	u32 q;
 
+	/* The queues' device counters too, before they are copied. */
+	dmsnic_read_hw_stats(priv, hw);
 	for (q = 0; q < priv->num_queues; q++)
 		for (g = dmsnic_stat_groups;
 		     g < dmsnic_stat_groups + ARRAY_SIZE(dmsnic_stat_groups); g++)
 			data += dmsnic_read_stat_group(&priv->qps[q], g, data);
-	dmsnic_read_hw_stats(priv, data);
+	memcpy(data, hw, sizeof(hw));
 }
 
 /* ---- Rings and header split (ethtool -g/-G) ---- */

@@ -49,13 +49,30 @@ void dmsnic_get_pauseparam(struct net_device *netdev,
 	pause->tx_pause = !!(p & DMS_NIC_PAUSE_TX);
 }
 
-/* The MAC has no flow control to turn on. */
+/*
+ * The MAC has no flow control to turn on. One that could send PAUSE
+ * would restart the queue pairs on a change here, so that the RX queues'
+ * DROP_EN follows it (dmsnic_mac_sends_pause()), as ixgbe's
+ * set_pauseparam resets the port.
+ */
 int dmsnic_set_pauseparam(struct net_device *netdev,
 			  struct ethtool_pauseparam *pause)
 {
 	if (pause->autoneg || pause->rx_pause || pause->tx_pause)
 		return -EOPNOTSUPP;
 	return 0;
+}
+
+/*
+ * Whether the MAC sends PAUSE frames when its receive side backs up:
+ * then a frame an RX queue has no buffers for must wait, so that the
+ * link partner is paused rather than frames lost (no DROP_EN). This MAC
+ * never does (MAC_PAUSE reads 0).
+ */
+bool dmsnic_mac_sends_pause(struct dmsnic_priv *priv)
+{
+	return dmsnic_has_mac_stats(priv) &&
+	       (dmsnic_rd32(priv, DMS_NIC_REG_MAC_PAUSE) & DMS_NIC_PAUSE_TX);
 }
 
 /*

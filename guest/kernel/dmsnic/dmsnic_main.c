@@ -96,6 +96,7 @@ static const u32 dmsnic_hw_stat_regs[DMSNIC_HW_NUM_STATS] = {
 	[DMSNIC_HW_TSO_SUPER]	= DMS_NIC_REG_TSO_SUPER,
 	[DMSNIC_HW_TSO_WIRE]	= DMS_NIC_REG_TSO_WIRE,
 	[DMSNIC_HW_TSO_ERR]	= DMS_NIC_REG_TSO_ERR,
+	[DMSNIC_HW_RX_NO_BUF_DROP] = DMS_NIC_REG_STAT_RX_NO_BUF_DROP,
 };
 
 const char * const dmsnic_hw_stat_names[DMSNIC_HW_NUM_STATS] = {
@@ -109,23 +110,60 @@ const char * const dmsnic_hw_stat_names[DMSNIC_HW_NUM_STATS] = {
 	[DMSNIC_HW_TSO_SUPER]	= "hw_tso_super",
 	[DMSNIC_HW_TSO_WIRE]	= "hw_tso_wire",
 	[DMSNIC_HW_TSO_ERR]	= "hw_tso_err",
+	[DMSNIC_HW_RX_NO_BUF_DROP] = "hw_rx_no_buf_drop",
 };
 
-/* Extend the 32-bit wrapping device counters into 64-bit totals. */
+static bool dmsnic_has_rx_drop(const struct dmsnic_priv *priv)
+{
+	return priv->caps & DMS_NIC_CAP_RXQ_DROP;
+}
+
+/* Pair @qp's RX drop counter (NIC v1.10), under priv->hw_stats_lock. */
+static void dmsnic_read_qp_hw_stats(struct dmsnic_qp *qp)
+{
+	u32 val = readl(qp->regs + DMS_NIC_RXQ_NO_BUF_DROP);
+
+	u64_stats_update_begin(&qp->hw_stats.syncp);
+	qp->hw_stats.rx_no_buf_drop += (u32)(val - qp->hw_rx_no_buf_drop_last);
+	u64_stats_update_end(&qp->hw_stats.syncp);
+	qp->hw_rx_no_buf_drop_last = val;
+}
+
+/*
+ * Extend the 32-bit wrapping device counters into 64-bit totals: the
+ * device's (into @stats, if given) and every queue pair's. A counter the
+ * device does not have stays 0.
+ */
 void dmsnic_read_hw_stats(struct dmsnic_priv *priv, u64 *stats)
 {
 	unsigned long flags;
+	u32 val;
 	int i;
 
 	spin_lock_irqsave(&priv->hw_stats_lock, flags);
 	for (i = 0; i < DMSNIC_HW_NUM_STATS; i++) {
-		u32 val = dmsnic_rd32(priv, dmsnic_hw_stat_regs[i]);
-
-		priv->hw_stats[i] += (u32)(val - priv->hw_stats_last[i]);
-		priv->hw_stats_last[i] = val;
+		if (i != DMSNIC_HW_RX_NO_BUF_DROP || dmsnic_has_rx_drop(priv)) {
+			val = dmsnic_rd32(priv, dmsnic_hw_stat_regs[i]);
+			priv->hw_stats[i] += (u32)(val - priv->hw_stats_last[i]);
+			priv->hw_stats_last[i] = val;
+		}
 		if (stats)
 			stats[i] = priv->hw_stats[i];
 	}
+	for (i = 0; i < priv->max_queues && dmsnic_has_rx_drop(priv); i++)
+		dmsnic_read_qp_hw_stats(&priv->qps[i]);
+	spin_unlock_irqrestore(&priv->hw_stats_lock, flags);
+}
+
+/* Queue pair @q's device counters only (netdev qstats of one queue). */
+void dmsnic_read_hw_qstats(struct dmsnic_priv *priv, u32 q)
+{
+	unsigned long flags;
+
+	if (!dmsnic_has_rx_drop(priv))
+		return;
+	spin_lock_irqsave(&priv->hw_stats_lock, flags);
+	dmsnic_read_qp_hw_stats(&priv->qps[q]);
 	spin_unlock_irqrestore(&priv->hw_stats_lock, flags);
 }
 

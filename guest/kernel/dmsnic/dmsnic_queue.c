@@ -133,7 +133,7 @@ static int dmsnic_q_enable(struct dmsnic_qp *qp, u32 ctrl_reg, u32 flags,
 static int dmsnic_rx_hw_start(struct dmsnic_qp *qp)
 {
 	struct dmsnic_rx_ring *rx = &qp->rx;
-	u32 mask = rx->size - 1;
+	u32 mask = rx->size - 1, flags;
 	int err;
 
 	dmsnic_rx_rewind(qp);
@@ -144,9 +144,10 @@ static int dmsnic_rx_hw_start(struct dmsnic_qp *qp)
 	dmsnic_q_wr32(qp, DMS_NIC_RXQ_HBUF_SIZE, rx->hbuf_len);
 	dmsnic_q_wr32(qp, DMS_NIC_RXQ_PBUF_SIZE, rx->pbuf_len);
 	/* An XSK frame is one buffer: no header split on that queue. */
-	err = dmsnic_q_enable(qp, DMS_NIC_RXQ_CTRL,
-			      rx->xsk_pool ? DMS_NIC_Q_WHOLE :
-			      rx->pack ? DMS_NIC_Q_PACK : 0, "rx");
+	flags = rx->xsk_pool ? DMS_NIC_Q_WHOLE : rx->pack ? DMS_NIC_Q_PACK : 0;
+	if (qp->priv->rx_drop_en)
+		flags |= DMS_NIC_Q_DROP_EN;
+	err = dmsnic_q_enable(qp, DMS_NIC_RXQ_CTRL, flags, "rx");
 	if (err)
 		return err;
 	dmsnic_q_wr32(qp, DMS_NIC_RXQ_HBUF_TAIL, rx->hbuf_tail & mask);
@@ -376,6 +377,23 @@ static u32 dmsnic_qp_stop(struct dmsnic_priv *priv, struct dmsnic_qp *qp,
 }
 
 /*
+ * Whether the RX queues of @n running pairs drop a frame they have no
+ * buffers for (NIC v1.10 DROP_EN). The device takes frames in wire order
+ * for all queues: one that waits for buffers holds every other queue's
+ * frames behind it, so a devmem or AF_XDP consumer that stops giving
+ * buffers back would stop the whole port. This is ixgbe's policy
+ * (ixgbe_set_rx_drop_en()): drop with more than one queue, unless the
+ * MAC sends PAUSE, which needs the frame held so that the link partner
+ * waits instead. With one queue nothing is blocked but that queue, and
+ * the device's FIFO rides out a refill that comes late.
+ */
+static bool dmsnic_want_rx_drop(struct dmsnic_priv *priv, u32 n)
+{
+	return (priv->caps & DMS_NIC_CAP_RXQ_DROP) && n > 1 &&
+	       !dmsnic_mac_sends_pause(priv);
+}
+
+/*
  * Start pairs 0..n-1 on @mems; on failure all of them are down again.
  * The caller opens the datapath once the stack's queue count is right.
  */
@@ -385,6 +403,7 @@ static int dmsnic_qps_start(struct dmsnic_priv *priv,
 	u32 i;
 	int err;
 
+	priv->rx_drop_en = dmsnic_want_rx_drop(priv, n);
 	for (i = 0; i < n; i++) {
 		err = dmsnic_qp_start(priv, &priv->qps[i], &mems[i]);
 		if (err)

@@ -19,6 +19,7 @@ struct dmsnic_qp_snapshot {
 	u64 rx_hw_gro_bytes;
 	u64 rx_hw_gro_wire_packets;
 	u64 rx_hw_gro_wire_bytes;
+	u64 rx_hw_no_buf_drop;
 	u64 tx_packets;
 	u64 tx_bytes;
 	u64 tx_errors;
@@ -66,6 +67,11 @@ static void dmsnic_qp_snapshot(const struct dmsnic_qp *qp,
 		s->tx_drops = qp->tx_stats.drops;
 		s->tx_stops = qp->tx_stats.stops;
 	} while (u64_stats_fetch_retry(&qp->tx_stats.syncp, start));
+
+	do {
+		start = u64_stats_fetch_begin(&qp->hw_stats.syncp);
+		s->rx_hw_no_buf_drop = qp->hw_stats.rx_no_buf_drop;
+	} while (u64_stats_fetch_retry(&qp->hw_stats.syncp, start));
 }
 
 void dmsnic_get_stats64(struct net_device *netdev,
@@ -91,6 +97,8 @@ void dmsnic_get_stats64(struct net_device *netdev,
 	dmsnic_read_hw_stats(priv, hw);
 	s->rx_dropped += hw[DMSNIC_HW_RX_DROP];
 	s->rx_errors += hw[DMSNIC_HW_RX_DMA_ERR];
+	/* No buffer on a DROP_EN queue: missed, as if_link.h defines it. */
+	s->rx_missed_errors += hw[DMSNIC_HW_RX_NO_BUF_DROP];
 }
 
 static void dmsnic_qstats_rx_add(const struct dmsnic_qp_snapshot *q,
@@ -104,6 +112,9 @@ static void dmsnic_qstats_rx_add(const struct dmsnic_qp_snapshot *q,
 	rx->hw_gro_bytes += q->rx_hw_gro_bytes;
 	rx->hw_gro_wire_packets += q->rx_hw_gro_wire_packets;
 	rx->hw_gro_wire_bytes += q->rx_hw_gro_wire_bytes;
+	/* The device dropped them for want of buffers (DROP_EN). */
+	rx->hw_drops += q->rx_hw_no_buf_drop;
+	rx->hw_drop_overruns += q->rx_hw_no_buf_drop;
 }
 
 static void dmsnic_qstats_tx_add(const struct dmsnic_qp_snapshot *q,
@@ -131,6 +142,8 @@ static void dmsnic_qstats_rx_zero(struct netdev_queue_stats_rx *rx)
 	rx->hw_gro_bytes = 0;
 	rx->hw_gro_wire_packets = 0;
 	rx->hw_gro_wire_bytes = 0;
+	rx->hw_drops = 0;
+	rx->hw_drop_overruns = 0;
 }
 
 static void dmsnic_qstats_tx_zero(struct netdev_queue_stats_tx *tx)
@@ -152,6 +165,7 @@ static void dmsnic_get_queue_stats_rx(struct net_device *netdev, int idx,
 	struct dmsnic_priv *priv = netdev_priv(netdev);
 	struct dmsnic_qp_snapshot q;
 
+	dmsnic_read_hw_qstats(priv, idx);
 	dmsnic_qp_snapshot(&priv->qps[idx], &q);
 	dmsnic_qstats_rx_zero(rx);
 	dmsnic_qstats_rx_add(&q, rx);
@@ -183,6 +197,7 @@ static void dmsnic_get_base_stats(struct net_device *netdev,
 	u64 hw[DMSNIC_HW_NUM_STATS];
 	u32 i;
 
+	dmsnic_read_hw_stats(priv, hw);
 	dmsnic_qstats_rx_zero(rx);
 	dmsnic_qstats_tx_zero(tx);
 	for (i = 0; i < priv->max_queues; i++) {
@@ -193,8 +208,7 @@ static void dmsnic_get_base_stats(struct net_device *netdev,
 			dmsnic_qstats_tx_add(&q, tx);
 	}
 
-	dmsnic_read_hw_stats(priv, hw);
-	rx->hw_drops = hw[DMSNIC_HW_RX_DROP];
+	rx->hw_drops += hw[DMSNIC_HW_RX_DROP];
 }
 
 const struct netdev_stat_ops dmsnic_stat_ops = {

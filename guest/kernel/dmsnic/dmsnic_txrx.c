@@ -1736,6 +1736,7 @@ void dmsnic_qp_init(struct dmsnic_qp *qp)
 	u64_stats_init(&qp->txc_stats.syncp);
 	u64_stats_init(&qp->xdp_stats.syncp);
 	u64_stats_init(&qp->qp_stats.syncp);
+	u64_stats_init(&qp->hw_stats.syncp);
 }
 
 irqreturn_t dmsnic_qp_irq(int irq, void *data)
