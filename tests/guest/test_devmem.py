@@ -15,6 +15,7 @@ transfer, udmabuf as the provider, and a bad --queue.
 
 import json
 import re
+import subprocess
 import sys
 import tempfile
 import time
@@ -174,8 +175,17 @@ open("/tmp/done" + str(port), "w").close()
 # NODE_WAIT: while node1's NIC waits for RX buffers its FIFO fills and
 # node1's QEMU stops reading frames from the data link; node0's QEMU, whose
 # end of that stream socket blocks, then blocks writing one, and node0
-# answers nothing until node1 reads again. A test that stalls node1's RX
-# gets node1 going again before it asks node0 for anything.
+# answers nothing until node1 reads again. A test that may stall node1's RX
+# gets node1 going again before it asks node0 for anything. With more than
+# one queue dmsnic sets DROP_EN (NIC v1.10) on its RX queues, and the NIC
+# drops what a queue has no buffers for instead of waiting: then only a
+# one-queue node (or an old driver) stalls so.
+
+
+def ethtool_stat(name):
+    """A script printing `ethtool -S eth1`'s counter NAME ("" if none)."""
+    return f"ethtool -S eth1 | awk '$1 == \"{name}:\" {{print $2}}'"
+
 
 # node0: sends zeros to ADDR PORT until killed, or BYTES of them if given.
 SENDER = """
@@ -392,69 +402,158 @@ class BadInput(TwoNodes):
         d = [y - x for x, y in zip(a, b)]
         return 1 - (d[3] + d[4]) / sum(d)  # idle, iowait
 
-    def test_starved_payload_ring(self):
-        """A devmem receiver that never gives a fragment back holds every
-        buffer of a 5 MiB binding, so the bound queue's payload ring runs
-        empty: the node must not spin in softirq meanwhile (NAPI used to
-        return its whole budget forever), and the ring fills again once the
-        fragments come back."""
-        port, queue = 5308, 3
-        hold = self.exec(1, f"ethtool -G eth1 tcp-data-split on && "
-                          f"ethtool -N eth1 flow-type tcp4 dst-port {port} action {queue} && "
+    def hold_queue(self, port, queue, steer=()):
+        """HOLDER on node1 with a 5 MiB binding of RX queue `queue`, port
+        steered there, each (port, queue) of `steer` too, and RSS on the
+        queues below `queue` (the bound one stays with its rule). The IDs
+        of the rules added."""
+        rules = " && ".join(f"ethtool -N eth1 flow-type tcp4 dst-port {p} action {q}"
+                            for p, q in ((port, queue), *steer))
+        hold = self.exec(1, f"ethtool -G eth1 tcp-data-split on && {rules} && "
                           f"ethtool -X eth1 equal {queue} && rm -f /tmp/*{port} && "
                           f"nohup python3 -c '{HOLDER}' {port} {5 * MiB} {queue} {SERVER} "
                           f">/tmp/holder{port}.log 2>&1 & "
                           f"for i in $(seq 300); do [ -e /tmp/h{port} ] && exit 0; sleep 0.1; done; "
                           f"cat /tmp/holder{port}.log; exit 1")
+        rule_ids = re.findall(r"Added rule with ID (\d+)", hold.stdout)
+        self.addCleanup(self.release_holder, port, rule_ids)
         self.assertEqual(hold.returncode, 0, hold.stdout + hold.stderr)
-        rule = re.search(r"Added rule with ID (\d+)", hold.stdout)
-        no_buf = "ethtool -S eth1 | awk '/hw_rx_no_buf/ {print $2}'"
-        fails = f"ethtool -S eth1 | awk '/rx{queue}_alloc_fail/ {{print $2}}'"
-        try:
-            # Read before the sender starts: the ring can run dry at once, and
-            # the device counts a wait when it starts, not while it lasts.
-            n0 = int(self.exec(1, no_buf).stdout)
-            self.exec(0, f"nohup python3 -c '{SENDER}' {SERVER} {port} >/dev/null 2>&1 & "
-                       f"echo $! >/tmp/sender{port}")
-            # The device finds the ring empty and waits for buffers.
-            res = self.exec(1, f"for i in $(seq 600); do "
-                             f"[ $({no_buf}) -gt {n0} ] && exit 0; sleep 0.1; done; exit 1")
-            self.assertEqual(res.returncode, 0, "the payload ring never ran dry")
-            self.assertLess(self.busy_fraction(1), 0.35)
-            # Bounded waits on conditions, not fixed sleeps: under the debug
-            # kernel the holder needs far longer to hand 5 MiB of fragments back.
-            # Node0 only once it has: while node1's NIC waits, node1's QEMU
-            # reads no frame from the data link and node0's QEMU may block
-            # writing one (NODE_WAIT), the sender's stopped or not.
-            rel = self.exec(1, f"touch /tmp/release{port}; for i in $(seq 600); do "
-                             f"[ -e /tmp/released{port} ] && exit 0; sleep 0.1; done; exit 1")
-            self.assertEqual(rel.returncode, 0, "the holder never gave its fragments back")
-            self.exec(0, f"kill $(cat /tmp/sender{port}) 2>/dev/null || true")
-            # Refills keep failing (and counting) for as long as the ring stays empty.
-            again = self.exec(1, f"for i in $(seq 30); do a=$({fails}); sleep 2; "
-                               f"[ $({fails}) = $a ] && exit 0; done; exit 1")
-            self.assertEqual(again.returncode, 0, "the ring did not fill again")
-        finally:
-            self.exec(1, f"touch /tmp/release{port} /tmp/unbind{port}; "
-                       f"for i in $(seq 100); do [ -e /tmp/done{port} ] && break; sleep 0.1; done; "
-                       f"ethtool -X eth1 default; "
-                       + (f"ethtool -N eth1 delete {rule.group(1)}" if rule else "true"))
-            self.exec(0, f"kill $(cat /tmp/sender{port}) 2>/dev/null || true")
+        return rule_ids
+
+    def release_holder(self, port, rule_ids):
+        """Node1 first (NODE_WAIT): the holder gives everything back and
+        unbinds, the rules and RSS go back; then node0's sender stops."""
+        self.exec(1, f"touch /tmp/release{port} /tmp/unbind{port}; "
+                     f"for i in $(seq 100); do [ -e /tmp/done{port} ] && break; sleep 0.1; done; "
+                     f"[ -e /tmp/done{port} ] || kill $(cat /tmp/h{port}); ethtool -X eth1 default; "
+                     + "".join(f"ethtool -N eth1 delete {r}; " for r in rule_ids) + "true")
+        self.exec(0, f"kill $(cat /tmp/sender{port}) 2>/dev/null || true")
+
+    def counter(self, node, name):
+        """ethtool -S counter NAME of node N's eth1; 0 if the driver has none."""
+        return int(self.exec(node, ethtool_stat(name)).stdout.strip() or 0)
+
+    def test_starved_payload_ring(self):
+        """A devmem receiver that never gives a fragment back holds every
+        buffer of a 5 MiB binding, so the bound queue's payload ring runs
+        empty. With four queues dmsnic runs them with DROP_EN (NIC v1.10),
+        so the NIC drops what that queue has no buffers for, counted on the
+        queue (rx3_hw_no_buf_drop), for the device (hw_rx_no_buf_drop) and
+        in rx_missed_errors, and waits for nothing (hw_rx_no_buf stays).
+        The node must not spin in softirq meanwhile (NAPI used to return
+        its whole budget forever), and the ring fills again once the
+        fragments come back."""
+        port, queue = 5308, 3
+        self.hold_queue(port, queue)
+        drops = ethtool_stat(f"rx{queue}_hw_no_buf_drop")
+        fails = ethtool_stat(f"rx{queue}_alloc_fail")
+        missed = "cat /sys/class/net/eth1/statistics/rx_missed_errors"
+        # Read before the sender starts: the ring can run dry at once.
+        d0, w0 = self.counter(1, f"rx{queue}_hw_no_buf_drop"), self.counter(1, "hw_rx_no_buf")
+        t0, m0 = self.counter(1, "hw_rx_no_buf_drop"), int(self.exec(1, missed).stdout)
+        self.exec(0, f"nohup python3 -c '{SENDER}' {SERVER} {port} >/dev/null 2>&1 & "
+                     f"echo $! >/tmp/sender{port}")
+        # The NIC finds the ring empty and drops what it has no buffer for.
+        res = self.exec(1, f"for i in $(seq 600); do "
+                         f"[ \"$({drops})\" -gt {d0} ] 2>/dev/null && exit 0; sleep 0.1; done; exit 1")
+        self.assertEqual(res.returncode, 0, "the payload ring never ran dry, or nothing was dropped")
+        self.assertLess(self.busy_fraction(1), 0.35)
+        d = self.counter(1, f"rx{queue}_hw_no_buf_drop") - d0
+        t = self.counter(1, "hw_rx_no_buf_drop") - t0
+        m = int(self.exec(1, missed).stdout) - m0
+        w = self.counter(1, "hw_rx_no_buf") - w0
+        print(f"\nrx{queue}: {d} frames dropped for want of buffers (device {t}, "
+              f"rx_missed_errors {m}), {w} waits", file=sys.stderr)
+        self.assertGreater(d, 0)
+        self.assertGreaterEqual(t, d)
+        self.assertGreaterEqual(m, d)
+        self.assertEqual(w, 0, "a queue waited for buffers: DROP_EN is not set")
+        # Bounded waits on conditions, not fixed sleeps: under the debug
+        # kernel the holder needs far longer to hand 5 MiB of fragments back.
+        rel = self.exec(1, f"touch /tmp/release{port}; for i in $(seq 600); do "
+                         f"[ -e /tmp/released{port} ] && exit 0; sleep 0.1; done; exit 1")
+        self.assertEqual(rel.returncode, 0, "the holder never gave its fragments back")
+        self.exec(0, f"kill $(cat /tmp/sender{port}) 2>/dev/null || true")
+        # Refills keep failing (and counting) for as long as the ring stays empty.
+        again = self.exec(1, f"for i in $(seq 30); do a=$({fails}); sleep 2; "
+                           f"[ $({fails}) = $a ] && exit 0; done; exit 1")
+        self.assertEqual(again.returncode, 0, "the ring did not fill again")
+        self.doCleanups()
         self.assert_clean(1)
         client, server = self.transfer(port=5309)
         self.assertNotIn("error", server, server)
         self.assertEqual(server["crc32c"], client["crc32c"])
+
+    def test_starved_queue_does_not_stop_the_others(self):
+        """Head-of-line blocking (hardening issue 28): RX queue 3's devmem
+        receiver never gives a fragment back and its sender never stops,
+        so queue 3 has no buffers; a TCP transfer steered to queue 1 must
+        still arrive whole. The NIC takes every queue's frames in wire
+        order: without DROP_EN queue 3's frame waits in it and every frame
+        behind it too (NODE_WAIT), and the transfer stalls; dmsnic sets
+        DROP_EN, so queue 3's frames are dropped and counted instead,
+        nothing waits, and queue 3 receives nothing meanwhile."""
+        port, queue, other, oport, nbytes = 5311, 3, 1, 5312, 8 * MiB
+        self.hold_queue(port, queue, steer=[(oport, other)])
+        starved = f"rx{queue}_hw_no_buf_drop"
+        d0, w0 = self.counter(1, starved), self.counter(1, "hw_rx_no_buf")
+        f0 = self.counter(1, f"rx{queue}_alloc_fail")
+        self.exec(0, f"nohup python3 -c '{SENDER}' {SERVER} {port} >/dev/null 2>&1 & "
+                     f"echo $! >/tmp/sender{port}")
+        # Queue 3 for good without buffers: its pool is empty (refills
+        # fail), the NIC found no room (a drop, or without DROP_EN a wait),
+        # and it has taken no frame for 2 s.
+        frames = ethtool_stat(f"rx{queue}_packets")
+        res = self.exec(1, f"for i in $(seq 600); do "
+                         f"if [ $({ethtool_stat(f'rx{queue}_alloc_fail')}) -gt {f0} ]; then "
+                         f"[ \"$({ethtool_stat(starved)})\" -gt {d0} ] 2>/dev/null && break; "
+                         f"[ $({ethtool_stat('hw_rx_no_buf')}) -gt {w0} ] && break; fi; "
+                         f"sleep 0.1; done; [ $i = 600 ] && exit 1; "
+                         f"for i in $(seq 60); do a=$({frames}); sleep 2; [ $({frames}) = $a ] && exit 0; "
+                         f"done; exit 1")
+        self.assertEqual(res.returncode, 0, f"queue {queue} never ran out of buffers for good")
+        p1, p3 = self.counter(1, f"rx{other}_packets"), self.counter(1, f"rx{queue}_packets")
+        self.exec(1, f"rm -f /tmp/rxq; nohup timeout 200 socat -u TCP4-LISTEN:{oport},reuseaddr "
+                     f"OPEN:/tmp/rxq,creat,trunc >/dev/null 2>&1 & sleep 0.5")
+        started = time.monotonic()
+        try:
+            # Node0 may answer nothing while node1's NIC waits (NODE_WAIT).
+            sent = self.exec(0, f"head -c {nbytes} /dev/urandom >/tmp/txq && "
+                                f"timeout 150 socat -u OPEN:/tmp/txq TCP4:{SERVER}:{oport} && "
+                                f"sha256sum /tmp/txq", timeout=180)
+        except subprocess.TimeoutExpired:
+            sent = None
+        took = time.monotonic() - started
+        got = self.exec(1, "for i in $(seq 100); do pgrep -x socat >/dev/null || break; sleep 0.1; done; "
+                           "sha256sum /tmp/rxq; stat -c %s /tmp/rxq").stdout.split()
+        d, w = self.counter(1, starved) - d0, self.counter(1, "hw_rx_no_buf") - w0
+        q1, q3 = self.counter(1, f"rx{other}_packets") - p1, self.counter(1, f"rx{queue}_packets") - p3
+        print(f"\nqueue {other}: {got[2] if len(got) > 2 else 0} of {nbytes} bytes in {took:.1f} s, "
+              f"{q1} frames; queue {queue}: {q3} frames, {d} dropped for want of buffers; "
+              f"{w} waits", file=sys.stderr)
+        self.assertTrue(sent is not None and sent.returncode == 0,
+                        f"the transfer to queue {other} stalled behind queue {queue}")
+        self.assertEqual((got[0], int(got[2])), (sent.stdout.split()[0], nbytes),
+                         "bytes changed or went missing")
+        self.assertGreater(q1, 0)
+        self.assertEqual(q3, 0, f"queue {queue} received: it was not starved all along")
+        self.assertGreater(d, 0)
+        self.assertEqual(w, 0)
+        self.doCleanups()
+        self.assert_clean(1)
 
     def test_low_payload_ring_mtu9000(self):
         """At MTU 9000 with 4 KiB niovs every segment's payload takes three
         payload buffers (header split on, rx-gro-hw off so that no
         aggregate takes some other count), so a receiver that holds every
         fragment of a 5 MiB binding (1280 niovs) leaves the ring short of
-        the next frame but not empty: the device waits for a third buffer
-        and writes no completion. Once the holder gives its fragments back
-        the ring must fill again and the rest of the stream arrive (the
-        driver used to call only an empty ring starved: NAPI never ran
-        again and the queue stayed stalled for good)."""
+        the next frame but not empty: the device finds no third buffer and
+        writes no completion; it drops the segment (DROP_EN, dmsnic's
+        default with several queues) and TCP sends it again. Once the
+        holder gives its fragments back the ring must fill again and the
+        rest of the stream arrive (the driver used to call only an empty
+        ring starved: NAPI never ran again and the queue stayed stalled for
+        good)."""
         port, queue, niovs, nbytes = 5310, 3, 1280, 8 * MiB
         mtu = self.exec(1, "cat /sys/class/net/eth1/mtu").stdout.strip()
         self.exec(0, "ip link set eth1 mtu 9000")
@@ -472,7 +571,8 @@ class BadInput(TwoNodes):
             self.assertEqual(hold.returncode, 0, hold.stdout + hold.stderr)
             self.exec(0, f"nohup python3 -c '{SENDER}' {SERVER} {port} {nbytes} >/dev/null 2>&1 & "
                        f"echo $! >/tmp/sender{port}")
-            # Held fragments stop growing: the device waits for buffers.
+            # Held fragments stop growing: the device finds no room for a
+            # full segment (and drops it).
             settled = (f"a=-1; for i in $(seq 300); do b=$({held}); "
                        f"[ $b -gt 0 ] && [ $b = $a ] && echo $b && exit 0; a=$b; sleep 3; done; exit 1")
             res = self.exec(1, settled)
@@ -480,7 +580,7 @@ class BadInput(TwoNodes):
             # frame, not an empty one (an empty one was always retried).
             # Segments shorter than the MSS (a TSO burst's tail, a
             # retransmission) can use the ring up exactly; the holder then
-            # gives a niov back, and the next full segment waits on it.
+            # gives a niov back, and the next full segment finds it short.
             for _ in range(8):
                 if res.returncode or int(res.stdout) < niovs:
                     break
