@@ -493,7 +493,7 @@ class BadInput(TwoNodes):
         behind it too (NODE_WAIT), and the transfer stalls; dmsnic sets
         DROP_EN, so queue 3's frames are dropped and counted instead,
         nothing waits, and queue 3 receives nothing meanwhile."""
-        port, queue, other, oport, nbytes = 5311, 3, 1, 5312, 8 * MiB
+        port, queue, other, oport, nbytes = 5311, 3, 1, 5312, XFER
         self.hold_queue(port, queue, steer=[(oport, other)])
         starved = f"rx{queue}_hw_no_buf_drop"
         d0, w0 = self.counter(1, starved), self.counter(1, "hw_rx_no_buf")
