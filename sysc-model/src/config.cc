@@ -331,7 +331,8 @@ std::vector<Key> fault_keys()
 			"fraction of RX frames whose completion claims more bytes than its buffer",
 			kLieLen),
 		nic_lie_key("faults.nic_lie_id_rate",
-			    "fraction of RX frames whose completion names a buffer id never posted",
+			    "fraction of RX frames whose completion names a buffer id not posted "
+			    "or already returned",
 			    kLieId),
 		nic_lie_key("faults.nic_lie_dup_rate",
 			    "fraction of RX frames whose last completion is written twice",

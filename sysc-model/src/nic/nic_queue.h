@@ -46,6 +46,9 @@ struct Nic::Queue {
 	// PACK (v1.9): bytes of the buffer at pbuf_head already used, rounded
 	// up to DMS_NIC_PACK_ALIGN; always below its size (0: untouched).
 	uint32_t pbuf_fill = 0;
+	// The ids of the last header and payload buffers the NIC was done
+	// with (-1: none since the enable), for nic_lie_id's stale ids.
+	int32_t rx_done_hbuf_id = -1, rx_done_pbuf_id = -1;
 	uint32_t tx_head = 0, tcmpl_tail = 0;
 	bool rx_phase = true, tx_phase = true;
 	// Bumped whenever a ring is enabled, disabled or reset: work started

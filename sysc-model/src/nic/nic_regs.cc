@@ -443,6 +443,7 @@ void Nic::rx_enable(unsigned qi, bool on)
 		q.rx_size = 1u << q.rx_cfg.rx_log2;
 		q.hbuf_head = q.pbuf_head = q.rcmpl_tail = 0;
 		q.pbuf_fill = 0;
+		q.rx_done_hbuf_id = q.rx_done_pbuf_id = -1;
 		q.hbuf_tail = q.pbuf_tail = q.rcmpl_head = 0;
 		q.rx_phase = true;
 		q.rx_refused = q.rx_fault = false;

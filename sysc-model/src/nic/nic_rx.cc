@@ -382,6 +382,10 @@ bool Nic::rx_complete(Queue &q, RxFrame &f, bool ok)
 	}
 	if (ok && rx_lie_)
 		rx_lies(f, cs, dup_room);
+	if (f.nh)
+		q.rx_done_hbuf_id = f.hb.id;
+	if (f.done) // PACK: a buffer the stream goes on in is not done
+		q.rx_done_pbuf_id = f.pb[f.done - 1].id;
 	for (dms_rx_cmpl &c : cs) {
 		c.flags = static_cast<uint16_t>(c.flags | (q.rx_phase ? DMS_RX_F_GEN : 0));
 		const bool written = dma_rw(rx_budget_, f.cfg.rcmpl_base + sizeof(c) * q.rcmpl_tail,
@@ -421,14 +425,20 @@ void Nic::rx_lies(const RxFrame &f, std::vector<dms_rx_cmpl> &cs, bool dup_room)
 				static_cast<uint16_t>(hsize + 1 + (r >> 32) % (0xffff - hsize));
 		trace_("rxq%u lies: length", f.qi);
 	}
-	// A buffer id at or beyond the ring's size (ids 0..size-1 number the slots).
+	// A buffer id the driver has not posted: one at or beyond the ring's
+	// size (ids 0..size-1 number the slots), or (every other lie, from
+	// the second frame on) the id of a buffer the NIC was done with
+	// earlier, which the driver may have posted again in another slot.
 	if (rx_lie_(RxLie::Id, &r)) {
-		const auto bad = static_cast<uint16_t>(f.ring + (r >> 1) % (0x10000 - f.ring));
-		if (pay && (!hdr || (r & 1)))
-			sop.pbuf_id = bad;
+		const bool on_pay = pay && (!hdr || (r & 1));
+		uint16_t &id = on_pay ? sop.pbuf_id : sop.hbuf_id;
+		const Queue &q = *q_[f.qi];
+		const int32_t done = on_pay ? q.rx_done_pbuf_id : q.rx_done_hbuf_id;
+		if ((r & 2) && done >= 0 && uint16_t(done) != id)
+			id = static_cast<uint16_t>(done);
 		else
-			sop.hbuf_id = bad;
-		trace_("rxq%u lies: buffer id %u", f.qi, unsigned(bad));
+			id = static_cast<uint16_t>(f.ring + (r >> 2) % (0x10000 - f.ring));
+		trace_("rxq%u lies: buffer id %u", f.qi, unsigned(id));
 	}
 	// Absurd HW-GRO metadata on a coalesced frame.
 	if (f.gro_segs && rx_lie_(RxLie::Gro, &r)) {
