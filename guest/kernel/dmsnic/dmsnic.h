@@ -485,6 +485,24 @@ void dmsnic_rx_take_bufs(struct dmsnic_qp *qp, const struct dms_rx_cmpl *c,
 			 u16 flags, struct dmsnic_hbuf *hb, bool *have_hb,
 			 netmem_ref *netmem, struct dmsnic_piece *pc);
 void dmsnic_rx_pack_rewind(struct dmsnic_rx_ring *rx);
+/*
+ * The slots of the next header and payload buffers the device takes: it
+ * reads each ring's buffers in the order they were posted (datasheet,
+ * Receive), so a completion naming any other slot lies about its buffer,
+ * even one the ring holds (posted again after the device was done with
+ * it, nic_lie_id): taking that one would leave its slot empty behind the
+ * head, and the ring would never post past it again.
+ */
+static inline u32 dmsnic_rx_hbuf_head(const struct dmsnic_rx_ring *rx)
+{
+	return (rx->hbuf_tail - rx->hbuf_posted) & (rx->size - 1);
+}
+
+static inline u32 dmsnic_rx_pbuf_head(const struct dmsnic_rx_ring *rx)
+{
+	return (rx->pbuf_tail - rx->pbuf_posted) & (rx->size - 1);
+}
+
 void dmsnic_rx_pack_reset_bias(struct dmsnic_rx_ring *rx, u32 id);
 void dmsnic_rx_meta(struct dmsnic_qp *qp, struct sk_buff *skb,
 		    const struct dms_rx_cmpl *c, u16 flags);

@@ -778,7 +778,7 @@ static void dmsnic_rx_deliver(struct dmsnic_qp *qp, struct sk_buff *skb)
 static bool dmsnic_rx_take_hbuf(struct dmsnic_rx_ring *rx, u16 id,
 				struct dmsnic_hbuf *hb)
 {
-	if (id >= rx->size || !rx->hbufs[id].page)
+	if (id != dmsnic_rx_hbuf_head(rx) || !rx->hbufs[id].page)
 		return false;
 	*hb = rx->hbufs[id];
 	rx->hbufs[id].page = NULL;
@@ -790,7 +790,7 @@ static netmem_ref dmsnic_rx_take_pbuf(struct dmsnic_rx_ring *rx, u16 id)
 {
 	netmem_ref netmem;
 
-	if (id >= rx->size || !rx->pbufs[id])
+	if (id != dmsnic_rx_pbuf_head(rx) || !rx->pbufs[id])
 		return 0;
 	netmem = rx->pbufs[id];
 	rx->pbufs[id] = 0;
@@ -874,11 +874,19 @@ static netmem_ref dmsnic_rx_take_piece(struct dmsnic_rx_ring *rx, u16 id,
 	*lost = true;
 	if (id >= rx->size || !rx->pbufs[id])
 		return 0;
-	if (rx->pack_off && rx->pack_id != id)
-		/* The device left its buffer without saying so. */
+	if (rx->pack_off && rx->pack_id != id) {
+		/*
+		 * The device left its buffer (the ring's head) without saying
+		 * so: the next in ring order is the only other it may name.
+		 */
+		if (id != ((rx->pack_id + 1) & (rx->size - 1)))
+			return 0;
 		dmsnic_rx_pack_end(rx, rx->pack_id, true);
-	else if (rx->pack_off)
+	} else if (rx->pack_off) {
 		off = rx->pack_off;
+	} else if (id != dmsnic_rx_pbuf_head(rx)) {
+		return 0;
+	}
 	netmem = rx->pbufs[id];
 	if (len > rx->pbuf_len - off || rx->pbias[id] < 2)
 		return 0;
@@ -901,7 +909,7 @@ static netmem_ref dmsnic_rx_take_piece(struct dmsnic_rx_ring *rx, u16 id,
  * Take the buffers a completion names out of their rings: *have_hb and
  * *netmem say which ones it had, *pc where the payload is (@pc may be NULL
  * on rings that never pack: XDP's). A completion naming a buffer that is
- * not posted, or more bytes than the device may write into the buffer as
+ * not the next posted one in ring order, or more bytes than the device may write into the buffer as
  * it was posted (hbuf_len, pbuf_len: the XDP layout's buffers are pages
  * the device writes only 3520 bytes of), lies: the buffer goes back to
  * its pool unread, and the lie is counted (the frame is then dropped).

@@ -215,7 +215,7 @@ static struct xdp_buff *dmsnic_xsk_take(struct dmsnic_rx_ring *rx, u16 id)
 {
 	struct xdp_buff *xdp;
 
-	if (id >= rx->size || !rx->xsk_bufs[id])
+	if (id != dmsnic_rx_pbuf_head(rx) || !rx->xsk_bufs[id])
 		return NULL;
 	xdp = rx->xsk_bufs[id];
 	rx->xsk_bufs[id] = NULL;
