@@ -94,6 +94,7 @@ void Nic::reset()
 		q->rx_doorbell.notify(sc_core::SC_ZERO_TIME); // waiters see the queue off
 	}
 	ptp_reset();
+	tx_rate_.reset();
 	txs_reset();
 	rx_fifo_.clear();
 	rx_arrival_.clear();

@@ -5,7 +5,13 @@
 // through the node's PCIe fabric. The contract is devmemsim/nic_regs.h
 // and devmemsim/nic_desc.h. Sources by the hardware's seams: nic.cc
 // (construction, reset, link, DMA, counters), nic_regs.cc (registers and
-// queue setup), nic_rx.cc, nic_tx.cc, nic_irq.cc.
+// queue setup), nic_rx.cc (receive), nic_rx_gro.cc (hardware GRO),
+// nic_rss.cc (RSS contexts and ntuple rules), nic_tx.cc (transmit),
+// nic_sched.cc (TX scheduler nodes), nic_rate.cc (TX rate limits),
+// nic_irq.cc (interrupts and moderation), nic_ptp.cc (PTP clock and
+// timestamps), nic_mac.cc (MAC counters, PAUSE, FEC, serial). The pure
+// units they use: parser, steer, rss, csum, segment, gro_table, ptp,
+// mac_stats, rtl_parser.
 #pragma once
 
 #include <array>
@@ -24,8 +30,8 @@
 #include "devmemsim/devmemsim.h"
 #include "devmemsim/nic_desc.h"
 #include "devmemsim/nic_regs.h"
+#include "nic/gro_table.h"
 #include "nic/mac_stats.h"
-#include "nic/nic_gro.h"
 #include "nic/parser.h"
 #include "nic/ptp.h"
 #include "nic/rss.h"
@@ -219,11 +225,10 @@ private:
 	bool rx_gro_next_due(sc_core::sc_time *due) const;
 	sc_core::sc_time rx_gro_max_age() const;
 
-	// PTP clock, rate limits, MAC and serial registers (nic_ptp.cc).
-	uint32_t ptp_mac_read(uint32_t off);
-	void ptp_mac_write(uint32_t off, uint32_t val);
-	uint32_t queue_rate_read(const Queue &q, uint32_t off) const;
-	void queue_rate_write(Queue &q, uint32_t off, uint32_t val);
+	// PTP clock and timestamps (nic_ptp.cc); *_read/_write: false if off
+	// is not one of its registers.
+	bool ptp_read(uint32_t off, uint32_t *val);
+	bool ptp_write(uint32_t off, uint32_t val);
 	void ptp_reset();
 	// The PTP clock offset_ns from now.
 	uint64_t ptp_now(int64_t offset_ns = 0) const;
@@ -231,11 +236,20 @@ private:
 	// MAC (arrival, device time), in timed mode when its first byte came
 	// in, one wire time before now.
 	PtpStamp rx_stamp(size_t frame_len, uint64_t arrival) const;
+
+	// The MAC (nic_mac.cc): PAUSE, FEC and serial registers.
+	bool mac_read(uint32_t off, uint32_t *val);
 	// The MAC's view of a received frame: FEC codewords, MSTAT counters,
 	// PAUSE frames (false: consumed by the MAC).
 	bool mac_receive(const std::vector<uint8_t> &frame);
 	// The MAC's view of a frame it sends: MSTAT counters, PAUSE frames.
 	void mac_send(const std::vector<uint8_t> &frame);
+
+	// TX rate limits (nic_rate.cc).
+	bool rate_read(uint32_t off, uint32_t *val) const;
+	bool rate_write(uint32_t off, uint32_t val);
+	uint32_t queue_rate_read(const Queue &q, uint32_t off) const;
+	void queue_rate_write(Queue &q, uint32_t off, uint32_t val);
 	// Whether queue qi's and the device's rate limits let a frame go now;
 	// if not, *due is when they may.
 	bool tx_rate_ready(unsigned qi, sc_core::sc_time *due);

@@ -196,7 +196,7 @@ struct Nic::RxFrame {
 	uint32_t hash = 0;
 	bool hashed = false;
 	int csum = -1; // TCP/UDP (and IPv4 header) checksums: -1 not checked yet
-	uint16_t gro_segs = 0, gso_size = 0; // a coalesced frame (nic_gro.h)
+	uint16_t gro_segs = 0, gso_size = 0; // a coalesced frame (gro_table.h)
 	PtpStamp stamp;			     // v1.6: when it crossed the MAC
 	// When it arrived: the host's time then, which the model's lags while
 	// it idles (GRO's timers run from it).

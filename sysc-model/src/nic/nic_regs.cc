@@ -95,8 +95,8 @@ uint32_t Nic::read32(uint32_t off)
 	if (in_range(off, DMS_NIC_REG_TXS_NUM_NODES,
 		     DMS_NIC_REG_TXS_NODE_RATE_KBPS(DMS_NIC_TXS_NODES)))
 		return txs_read(off);
-	if (in_range(off, DMS_NIC_REG_PTP_CTRL, DMS_NIC_REG_PTP_CTRL + 0x400))
-		return ptp_mac_read(off);
+	if (uint32_t val; ptp_read(off, &val) || rate_read(off, &val) || mac_read(off, &val))
+		return val;
 	switch (off) {
 	case DMS_NIC_REG_ID:
 		return DMS_NIC_ID_MAGIC;
@@ -271,10 +271,8 @@ void Nic::write32(uint32_t off, uint32_t val)
 		txs_write(off, val);
 		return;
 	}
-	if (in_range(off, DMS_NIC_REG_PTP_CTRL, DMS_NIC_REG_PTP_CTRL + 0x400)) {
-		ptp_mac_write(off, val);
+	if (ptp_write(off, val) || rate_write(off, val))
 		return;
-	}
 	switch (off) {
 	case DMS_NIC_REG_CTRL:
 		if (val & DMS_NIC_CTRL_RESET)

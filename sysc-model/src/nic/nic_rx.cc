@@ -6,8 +6,8 @@
 #include "devmemsim/nic_desc.h"
 #include "devmemsim/nic_regs.h"
 #include "nic/csum.h"
+#include "nic/gro_table.h"
 #include "nic/nic.h"
-#include "nic/nic_gro.h"
 #include "nic/nic_queue.h"
 #include "sim/kernel.h"
 

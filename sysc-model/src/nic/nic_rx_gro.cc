@@ -16,8 +16,8 @@
 // turned off. A queue that stops drops its aggregates.
 #include "devmemsim/nic_regs.h"
 #include "nic/csum.h"
+#include "nic/gro_table.h"
 #include "nic/nic.h"
-#include "nic/nic_gro.h"
 #include "nic/nic_queue.h"
 
 namespace devmemsim

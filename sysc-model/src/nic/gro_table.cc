@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
-// Hardware GRO's segment rules and aggregates; see nic_gro.h.
-#include "nic/nic_gro.h"
+// Hardware GRO's segment rules and aggregates; see gro_table.h.
+#include "nic/gro_table.h"
 
 #include <algorithm>
 
