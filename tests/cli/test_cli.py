@@ -258,20 +258,26 @@ class RenamedOptions(unittest.TestCase):
         self.assertEqual((res.stdout, res.stderr), ("{}\nafter\n", "table\nchild\ndone\n"))
 
 
+def private_rundir(test: unittest.TestCase) -> Path:
+    """A run root of the test's own (DEVMEMSIM_RUNDIR) until it ends."""
+    tmp = tempfile.TemporaryDirectory(prefix="dms-")
+    test.addCleanup(tmp.cleanup)
+    env = mock.patch.dict(os.environ, {"DEVMEMSIM_RUNDIR": tmp.name})
+    env.start()
+    test.addCleanup(env.stop)
+    return Path(tmp.name)
+
+
 class Status(unittest.TestCase):
     """`devmemsim status`: a table of the running clusters' nodes with the
     ssh command that reaches each; --json, the JSON it always printed."""
 
     def setUp(self):
-        tmp = tempfile.TemporaryDirectory(prefix="dms-")
-        self.addCleanup(tmp.cleanup)
-        env = mock.patch.dict(os.environ, {"DEVMEMSIM_RUNDIR": tmp.name})
-        env.start()
-        self.addCleanup(env.stop)
+        root = private_rundir(self)
         self.qemu = subprocess.Popen(["sleep", "600"])  # node0's QEMU
         self.addCleanup(self.qemu.wait)
         self.addCleanup(self.qemu.kill)
-        self.dir = Path(tmp.name) / "c"
+        self.dir = root / "c"
         self.dir.mkdir()
         (self.dir / "cluster.json").write_text(json.dumps({"nodes": [{"name": "node0", "nics": []},
                                                                      {"name": "node1", "nics": []}]}))
@@ -279,7 +285,7 @@ class Status(unittest.TestCase):
         (self.dir / "node0.cmdline").write_text(
             "/c/qemu/bin/qemu-system-x86_64 -name devmemsim-node0 -drive file=/b/guest/payload.img,if=none,"
             "id=payload,format=raw,readonly=on -netdev user,id=mgmt,restrict=on,hostfwd=tcp:127.0.0.1:40022-:22\n")
-        (Path(tmp.name) / "stopped").mkdir()  # a cluster that no longer runs is not listed
+        (root / "stopped").mkdir()  # a cluster that no longer runs is not listed
 
     def status(self, *args) -> str:
         out = io.StringIO()
@@ -632,12 +638,7 @@ class DyingNode(unittest.TestCase):
     within seconds, with the report and the console's path."""
 
     def setUp(self):
-        tmp = tempfile.TemporaryDirectory(prefix="dms-")
-        self.addCleanup(tmp.cleanup)
-        env = mock.patch.dict(os.environ, {"DEVMEMSIM_RUNDIR": tmp.name})
-        env.start()
-        self.addCleanup(env.stop)
-        self.node = FakeNode(Path(tmp.name))
+        self.node = FakeNode(private_rundir(self))
         self.addCleanup(self.node.close)
 
     def exec(self, *argv):
