@@ -226,7 +226,7 @@ def build_kernel(flavour: str = "default"):
     bz = out / "arch" / "x86" / "boot" / "bzImage"
     if not stamped(out / "devmemsim.key", key) or not bz.is_file():
         log(f"building the {flavour} Linux kernel from {src.name} "
-            f"(first time on 2 idle cores: {'~8' if flavour == 'default' else '~7'} min)")
+            "(the longest step of a first run: about 20 min on 2 idle cores)")
         fragment = fragments[0]
         if len(fragments) > 1:
             # build-kernel.sh applies and checks one fragment: the
