@@ -162,10 +162,40 @@ void dmsnic_xsk_rx_free(struct dmsnic_rx_ring *rx)
 	rx->xsk_bufs = NULL;
 }
 
+/*
+ * An skb holding a copy of the frame (and of its XDP metadata); the XSK
+ * frame goes back to the pool. Not xdp_build_skb_from_zc(): it lays the
+ * copy out in a buffer of the XSK frame's size with the XDP headroom
+ * before it and skb_shared_info after it, which leaves a 2 KiB chunk
+ * 1472 bytes; the 1514-byte frames of MTU 1500 that the device puts in
+ * the chunk's 1792 were copied over the new skb's shared info (a KASAN
+ * use-after-free in skb_copy_ubufs(), then a general protection fault,
+ * on the debug kernel).
+ */
+static struct sk_buff *dmsnic_xsk_build_skb(struct dmsnic_qp *qp,
+					    struct xdp_buff *xdp)
+{
+	u32 metalen = xdp->data - xdp->data_meta;
+	struct sk_buff *skb;
+
+	skb = napi_alloc_skb(&qp->napi, xdp->data_end - xdp->data_meta);
+	if (!skb)
+		return NULL;
+	skb_put_data(skb, xdp->data_meta, xdp->data_end - xdp->data_meta);
+	if (metalen) {
+		skb_metadata_set(skb, metalen);
+		__skb_pull(skb, metalen);
+	}
+	skb_record_rx_queue(skb, qp->idx);
+	skb->protocol = eth_type_trans(skb, qp->priv->netdev);
+	xsk_buff_free(xdp);
+	return skb;
+}
+
 static void dmsnic_xsk_pass(struct dmsnic_qp *qp, struct xdp_buff *xdp)
 {
 	const struct dms_rx_cmpl *c = ((struct dmsnic_xdp_ctx *)xdp)->sop;
-	struct sk_buff *skb = xdp_build_skb_from_zc(xdp);
+	struct sk_buff *skb = dmsnic_xsk_build_skb(qp, xdp);
 
 	if (!skb) {
 		xsk_buff_free(xdp);
