@@ -176,12 +176,13 @@ static struct sk_buff *dmsnic_xsk_build_skb(struct dmsnic_qp *qp,
 					    struct xdp_buff *xdp)
 {
 	u32 metalen = xdp->data - xdp->data_meta;
+	u32 len = xdp->data_end - xdp->data_meta;
 	struct sk_buff *skb;
 
-	skb = napi_alloc_skb(&qp->napi, xdp->data_end - xdp->data_meta);
+	skb = napi_alloc_skb(&qp->napi, len);
 	if (!skb)
 		return NULL;
-	skb_put_data(skb, xdp->data_meta, xdp->data_end - xdp->data_meta);
+	skb_put_data(skb, xdp->data_meta, len);
 	if (metalen) {
 		skb_metadata_set(skb, metalen);
 		__skb_pull(skb, metalen);
