@@ -22,7 +22,10 @@ operation ends it). Each round then:
                     REDIRECT: all pass TCP; the peer bounces datagrams off
                     the last two) or detach the one attached
      xsk            (node0) an AF_XDP zero-copy socket (dms_xsk.py) bound to
-                    a queue: datagrams in and out through it, then unbound
+                    a queue: a TCP stream of full-size frames steered to that
+                    queue passes the program (the driver copies each frame out
+                    of its zero-copy buffer), datagrams in and out through the
+                    socket, then unbound
      zcrx           (node0) io_uring zcrx (the kernel's iou-zcrx) bound to
                     the last queue: a transfer into it, then unbound
      devmem-unbind  (node1) the devmem receiver killed mid-transfer: its
@@ -136,6 +139,9 @@ TCP_BYTES = (1 if DEBUG else 8) * MiB
 # iperf3's rate each way: load, not a flood that starves the debug
 # kernel's two vCPUs (unlimited, it took 28 s for one ethtool -L there).
 IPERF_RATE = "2M" if DEBUG else "0"
+# A TCP stream through the zero-copy queue's XDP_PASS while the socket is bound.
+XSK_PASS_BYTES = (256 << 10) if DEBUG else 2 * MiB
+XSK_PASS_PORT = 9997
 ZCRX_BYTES = 256 << 10  # iou-zcrx's receiver gives up 5 s after it listens
 # Seconds a sender may still run after the settle, and a receiver after its
 # sender ended (TCP's retransmission backoff after a flap included).
@@ -752,14 +758,18 @@ ethtool -X {i} {arg}; rc=$?; echo @x; ethtool -x {i}; exit $rc""")
 
     def op_xsk(self, label, rng, t):
         """An AF_XDP zero-copy socket on node0's queue 1 (0 with one
-        channel): node1's datagrams in, as many out to node1's receiver."""
+        channel): a TCP stream from node1 steered to that queue passes the
+        program (xsk_pass()), then node1's datagrams in, as many out to
+        node1's receiver."""
         n, size = rng.randint(8, 24), rng.choice((64, 700, 1400))
         i, xsk_map = self.ifname[0], "/sys/fs/bpf/dms_xsk_maps/dms_xsks"
         self.xdp[0] = None
+        steer = "| sed -n 's/.*ID \\([0-9]*\\).*/\\1/p' >>" + f"{WORK}/xskrule"
         setup = f"""{channels_var(i)}q=$((c > 1 ? 1 : 0)); rm -f {WORK}/xskrule
 ip link set dev {i} xdpdrv off; rm -rf /sys/fs/bpf/dms_xsk*
-ethtool -N {i} flow-type udp4 dst-port {XDP_PORT} action $q | sed -n 's/.*ID \\([0-9]*\\).*/\\1/p' >{WORK}/xskrule
-[ -s {WORK}/xskrule ] || exit 1
+ethtool -N {i} flow-type udp4 dst-port {XDP_PORT} action $q {steer}
+ethtool -N {i} flow-type tcp4 dst-port {XSK_PASS_PORT} action $q {steer}
+[ $(wc -l <{WORK}/xskrule) = 2 ] || exit 1
 bpftool prog load /tmp/XSK.o /sys/fs/bpf/dms_xsk type xdp pinmaps /sys/fs/bpf/dms_xsk_maps || exit 1
 bpftool net attach xdpdrv pinned /sys/fs/bpf/dms_xsk dev {i} || exit 1
 {bg("xsk", f"python3 /tmp/dms_xsk.py {i} $q {xsk_map} {n} {n} {ADDR[0]} {ADDR[1]} {self.mac[1]} {XDP_PORT} {size}")}
@@ -771,6 +781,7 @@ cat {WORK}/xsk.out >&2; exit 1"""
             res = self.do(label, 0, f"AF_XDP zero-copy socket: {n} datagrams of {size} B in and out", setup)
             if res.returncode:
                 return outcome(res)
+            passed = self.xsk_pass()
             sent = self.sh(1, "rm -f /tmp/xdp-rx-ready /tmp/xdp-rx; nohup sh -c 'python3 /tmp/xdp-rx.py 15 "
                               ">/tmp/xdp-rx.tmp; mv /tmp/xdp-rx.tmp /tmp/xdp-rx' >/dev/null 2>&1 &\n"
                               "for j in $(seq 100); do [ -e /tmp/xdp-rx-ready ] && break; sleep 0.1; done\n"
@@ -781,14 +792,33 @@ cat {WORK}/xsk.out >&2; exit 1"""
                              "cat /tmp/xdp-rx || true", timeout=120).split()[1:]
         finally:
             self.sh(0, wait_ended(["xsk"], 5) + kill_left(["xsk"]) + f"ip link set dev {i} xdpdrv off; "
-                       f"rm -rf /sys/fs/bpf/dms_xsk*; r=$(cat {WORK}/xskrule); ethtool -N {i} delete $r", check=False)
+                       f"rm -rf /sys/fs/bpf/dms_xsk*; for r in $(cat {WORK}/xskrule); do ethtool -N {i} delete $r; done",
+                    check=False)
         lines = {x.split()[0]: x.split()[1:] for x in out.splitlines() if x.split()}
         if "rx" not in lines:
             return f"interrupted: dms_xsk.py: {out.strip().splitlines()[-1:]}"
         rx, tx = lines["rx"], lines.get("tx", ["0"])
         self.assertTrue(subsequence(rx, sent), f"CORRUPT: AF_XDP got datagrams node1 did not send:\n{sent}\n{rx}")
         self.assertTrue(subsequence(got, tx[1:]), f"CORRUPT: node1 got datagrams AF_XDP did not send:\n{tx}\n{got}")
-        return f"ok ({len(rx)} of {n} in, {len(got)} of {tx[0]} sent out arrived, all intact)"
+        return f"ok ({passed}; {len(rx)} of {n} in, {len(got)} of {tx[0]} sent out arrived, all intact)"
+
+    def xsk_pass(self):
+        """XSK_PASS_BYTES of random bytes over TCP node1 -> node0 to
+        XSK_PASS_PORT, which op_xsk steered to its zero-copy queue: full-size
+        frames that the program passes, each copied out of its XSK buffer
+        into an skb. Every byte must arrive unchanged."""
+        w = f"{WORK}/xskpass"
+        self.sh(0, bg("xskpass", f"socat -u TCP4-LISTEN:{XSK_PASS_PORT},reuseaddr OPEN:{w},creat,trunc")
+                + f"\nfor j in $(seq 100); do grep -qi ':{XSK_PASS_PORT:04X} .* 0A' /proc/net/tcp && break; "
+                  "sleep 0.1; done")
+        sent = self.sh(1, f"head -c {XSK_PASS_BYTES} /dev/urandom >{w}.tx && "
+                          f"socat -u OPEN:{w}.tx TCP4:{ADDR[0]}:{XSK_PASS_PORT} && sha256sum <{w}.tx",
+                       timeout=300).split()[0]
+        got = self.sh(0, wait_ended(["xskpass"], 60) + kill_left(["xskpass"])
+                      + f"sha256sum <{w}; stat -c %s {w}", timeout=120).split()
+        self.assertEqual((got[0], int(got[2])), (sent, XSK_PASS_BYTES),
+                         "CORRUPT: the TCP stream through the zero-copy queue's XDP_PASS")
+        return f"{XSK_PASS_BYTES} B passed intact"
 
     def op_zcrx(self, label, rng, t):
         """io_uring zcrx on node0's last queue (RSS kept off it, an ntuple
