@@ -91,7 +91,9 @@ class BadInput(unittest.TestCase):
 
     def test_bad_demo_size_and_mtu(self):
         self.assertOneLineError(cli("demo", "--mib", "0"), "--mib 0: must be 1..65536")
-        self.assertOneLineError(cli("demo", "--mtu", "100"), "--mtu 100: must be at least 1280")
+        self.assertOneLineError(cli("demo", "--mtu", "100"), "--mtu 100: must be 1280..9000")
+        # The upper bound is the NIC's, read from the hardware contract.
+        self.assertOneLineError(cli("demo", "--mtu", "20000"), "--mtu 20000: must be 1280..9000 (the NIC's largest")
         self.assertOneLineError(cli("demo", "--mode", "all"), "--mode all: expected both, devmem, bounce")
 
     def test_exec_without_cluster(self):

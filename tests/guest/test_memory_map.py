@@ -15,12 +15,10 @@ import os
 import re
 import sys
 import unittest
-from pathlib import Path
 
 from guestlib import boot, main, run, sh, stop
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "qemu"))
-from contract import C  # noqa: E402
+from devmemsim.contract import C  # noqa: E402
 
 # The toggles the race gets (each a new memory map, while the other vCPU
 # reads), and the time it may take at most on a slow host.

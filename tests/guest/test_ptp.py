@@ -13,12 +13,10 @@ two queues' sum (NIC v1.8 scheduler nodes)."""
 import json
 import os
 import sys
-from pathlib import Path
 
 from guestlib import DMSNIC_IF, TwoNodes, data_addr, main
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "qemu"))
-from contract import C  # noqa: E402
+from devmemsim.contract import C  # noqa: E402
 
 NAME = f"ptp-test-{os.getpid()}"
 IF = DMSNIC_IF

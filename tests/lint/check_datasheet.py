@@ -21,8 +21,8 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "tests" / "qemu"))
-from contract import C  # the headers' #defines, evaluated
+sys.path.insert(0, str(ROOT / "tools"))
+from devmemsim.contract import C  # the headers' #defines, evaluated
 
 DATASHEET = ROOT / "docs" / "datasheet.md"
 

@@ -9,8 +9,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "sysc-model" / "include"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from contract import C  # noqa: E402
 from qtest import SWITCH, Pci, QTest  # noqa: E402
+from devmemsim.contract import C  # noqa: E402
 
 NIC = (C.DMS_PCI_VENDOR_ID, C.DMS_PCI_DEVICE_ID_NIC)
 GPU = (C.DMS_PCI_VENDOR_ID, C.DMS_PCI_DEVICE_ID_GPU)

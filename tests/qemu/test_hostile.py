@@ -18,8 +18,8 @@ import unittest
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from contract import C  # noqa: E402
 from qtest import ROOT, SWITCH, Pci, QTest, topology  # noqa: E402
+from devmemsim.contract import C  # noqa: E402
 from test_nic import frame  # noqa: E402
 
 NIC = (C.DMS_PCI_VENDOR_ID, C.DMS_PCI_DEVICE_ID_NIC)

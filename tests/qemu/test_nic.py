@@ -12,8 +12,8 @@ import unittest
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from contract import C  # noqa: E402
 from qtest import SWITCH, Pci, QTest  # noqa: E402
+from devmemsim.contract import C  # noqa: E402
 
 NIC = (C.DMS_PCI_VENDOR_ID, C.DMS_PCI_DEVICE_ID_NIC)
 RX_CTRL, MTU, TX_CTRL = C.DMS_NIC_REG_RX_CTRL, C.DMS_NIC_REG_MTU, C.DMS_NIC_REG_TX_CTRL

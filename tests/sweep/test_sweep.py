@@ -111,7 +111,8 @@ class DemoValidation(SweepDir):
     def test_demo_mistakes_get_one_line_naming_file_and_key(self):
         base = '[sweep]\nengine = "demo"\n'
         cases = [
-            (base + '[grid]\nmtu = [1500, 100]\n', "grid.mtu", "value 100", "must be at least 1280"),
+            (base + '[grid]\nmtu = [1500, 100]\n', "grid.mtu", "value 100", "must be 1280..9000"),
+            (base + '[grid]\nmtu = [9000, 9216]\n', "grid.mtu", "value 9216", "the NIC's largest MTU"),
             (base + '[set]\nmib = 0\n', "set.mib", "value 0", "must be 1..65536"),
             (base + '[zip]\nmib = [8, 70000]\nmtu = [1500, 9000]\n', "zip.mib", "value 70000"),
             (base + '[grid]\nmtu = [1500.5]\n', "grid.mtu", "1500.5", "whole number"),

@@ -8,6 +8,7 @@ import time
 from . import clusterfile, collective, dryrun, options, srun, transfer
 from .build import build_all
 from .cluster import Cluster, Machine
+from .contract import C
 from .errors import UsageError
 from .nodeargs import DYING, add_cluster_file_options, check_pcap, check_plan_configs, cluster_plan
 from .paths import ROOT
@@ -104,8 +105,10 @@ def check_options(mib: int, mtu: int, mode: str = "both") -> None:
         raise UsageError(f"--mode {mode}: expected " + ", ".join(MODE_CHOICES))
     if not 1 <= mib <= 65536:
         raise UsageError(f"--mib {mib}: must be 1..65536")
-    if mtu < 1280:  # the upper bound is the NIC's (MAX_MTU); the guest reports it
-        raise UsageError(f"--mtu {mtu}: must be at least 1280")
+    # 1280: the data link carries IPv6, whose minimum MTU that is; the
+    # largest is the NIC's (the contract's, which its MAX_MTU register reads).
+    if not 1280 <= mtu <= C.DMS_NIC_MAX_MTU:
+        raise UsageError(f"--mtu {mtu}: must be 1280..{C.DMS_NIC_MAX_MTU} (the NIC's largest MTU)")
 
 
 def set_mtu(cl: Cluster, nodes, mtu: int, pair: int = 0) -> None:

@@ -13,6 +13,9 @@
 #define DMS_NIC_ID_MAGIC 0x4e534d44 /* "DMSN" in memory order */
 #define DMS_NIC_VERSION 0x0001000a  /* major 1, minor 10 */
 
+/* The largest MTU (L3 bytes) the NIC sends and receives; MAX_MTU reads it. */
+#define DMS_NIC_MAX_MTU 9000
+
 /* Identity and capabilities (read only). */
 #define DMS_NIC_REG_ID 0x0000		 /* DMS_NIC_ID_MAGIC */
 #define DMS_NIC_REG_VERSION 0x0004	 /* major << 16 | minor */
@@ -20,7 +23,7 @@
 #define DMS_NIC_REG_MAC_LO 0x000c	 /* MAC bytes 0..3, byte 0 in bits 7:0 */
 #define DMS_NIC_REG_MAC_HI 0x0010	 /* MAC bytes 4..5 in bits 15:0 */
 #define DMS_NIC_REG_NODE_INDEX 0x0014	 /* index of the node in its cluster */
-#define DMS_NIC_REG_MAX_MTU 0x0018	 /* largest MTU (L3 bytes): 9000 */
+#define DMS_NIC_REG_MAX_MTU 0x0018	 /* DMS_NIC_MAX_MTU */
 #define DMS_NIC_REG_MAX_TX_FRAGS 0x001c	 /* descriptors per TX frame: 18 */
 #define DMS_NIC_REG_NTUPLE_SIZE 0x0020	 /* flow steering table entries: 64 */
 #define DMS_NIC_REG_CAPS 0x0024		 /* v1.5: DMS_NIC_CAP_* */
@@ -268,7 +271,7 @@
 #define DMS_NIC_MSTAT_BIN3_HI 511
 #define DMS_NIC_MSTAT_BIN4_HI 1023
 #define DMS_NIC_MSTAT_BIN5_HI 1518
-#define DMS_NIC_MSTAT_BIN6_HI 9026 /* the longest frame: MTU 9000 + 26 */
+#define DMS_NIC_MSTAT_BIN6_HI (DMS_NIC_MAX_MTU + 26) /* the longest frame */
 
 /*
  * RO (v1.6, DMS_NIC_CAP_SERIAL): the device's 64-bit serial number, the

@@ -69,7 +69,7 @@ struct NicCounters {
 class Nic : public sc_core::sc_module, public RegFile
 {
 public:
-	static constexpr unsigned kMaxMtu = 9000;
+	static constexpr unsigned kMaxMtu = DMS_NIC_MAX_MTU;
 	static constexpr unsigned kMaxTxFrags = 18;
 	static constexpr unsigned kNtupleSize = 64;
 	static constexpr size_t kRxFifoFrames = 64;

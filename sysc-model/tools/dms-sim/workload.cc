@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "workload.h"
 
+#include "devmemsim/nic_regs.h"
+
 #include <algorithm>
 #include <functional>
 #include <map>
@@ -72,7 +74,7 @@ std::map<std::string, Key> keys()
 		{"traffic.ack_every",
 		 {1, 64, [](Workload &w, double v) { w.stream.ack_every = unsigned(v); }}},
 		{"driver.mtu",
-		 {576, 9000,
+		 {576, DMS_NIC_MAX_MTU,
 		  [](Workload &w, double v) { w.stream.mtu = w.driver.mtu = uint32_t(v); }}},
 		{"driver.rx_ring_log2",
 		 {6, 15, [](Workload &w, double v) { w.driver.rx_ring_log2 = unsigned(v); }}},

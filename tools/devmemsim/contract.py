@@ -1,10 +1,13 @@
 """The hardware contract's constants, read from the C headers in
-sysc-model/include/devmemsim (the one source of truth), for Python tests."""
+sysc-model/include/devmemsim (the one source of truth), for the CLI's
+checks (e.g. the NIC's largest MTU) and the Python tests. Reading the
+headers needs no build."""
 
 import re
-from pathlib import Path
 
-HEADERS = Path(__file__).resolve().parents[2] / "sysc-model" / "include" / "devmemsim"
+from .paths import ROOT
+
+HEADERS = ROOT / "sysc-model" / "include" / "devmemsim"
 _DEFINE = re.compile(r"^#define\s+(DMS_\w+)\s+(.+?)\s*(?:/\*.*)?$")
 _MACRO = re.compile(r"^#define\s+(DMS_\w+)\((\w+)\)\s+(.+?)\s*(?:/\*.*)?$")
 
