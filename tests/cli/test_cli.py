@@ -173,6 +173,16 @@ class Conventions(unittest.TestCase):
                 self.assertEqual(len(seen), 1, f"{option} has {len(seen)} meanings: " + "; ".join(
                     f"{', '.join(commands)}: {m}" for m, commands in seen.items()))
 
+    def test_closed_stdout_ends_quietly(self):
+        # As `devmemsim demo --dry-run | head -1` when head has gone: no
+        # traceback, the status of a command SIGPIPE ended.
+        r, w = os.pipe()
+        os.close(r)
+        with os.fdopen(w, "wb") as out:
+            res = subprocess.run([str(LAUNCHER), "demo", "--dry-run"], stdout=out, stderr=subprocess.PIPE,
+                                 text=True, timeout=60)
+        self.assertEqual((res.returncode, res.stderr), (128 + signal.SIGPIPE, ""))
+
     def test_interrupt_is_said(self):
         err = io.StringIO()
         with mock.patch.object(clustercmd, "cmd_status", side_effect=KeyboardInterrupt), \

@@ -5,6 +5,7 @@ function that runs it (the parser's default `run`)."""
 import argparse
 import os
 import re
+import signal
 import subprocess
 import sys
 
@@ -116,3 +117,8 @@ def main(argv=None) -> int:
     except KeyboardInterrupt as e:  # kselftest.Stopped says which signal
         print(f"devmemsim: {str(e) or 'interrupted'}", file=sys.stderr)
         return getattr(e, "status", 130)
+    except BrokenPipeError:
+        # The reader of stdout went away (`... | head`): stop quietly, as a
+        # command killed by SIGPIPE would; nothing more can reach it.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 128 + signal.SIGPIPE
