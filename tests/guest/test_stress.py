@@ -190,13 +190,22 @@ def bg(name, command):
             f'echo \\$? >{w}.rc" >/dev/null 2>&1 &')
 
 
+def poll(seconds, done):
+    """Shell: every 0.1 s until the shell test done holds, for at most
+    seconds of the guest's clock. Timed by /proc/uptime, not by a count of
+    rounds: each round forks, and on the debug kernel under load 1200
+    rounds of "0.1 s" took over 420 s."""
+    return (f"read up _ </proc/uptime; end=$((${{up%.*}} + {seconds}))\n"
+            f"until {done}; do\n"
+            f"  read up _ </proc/uptime; [ ${{up%.*}} -ge $end ] && break; sleep 0.1\n"
+            f"done\n")
+
+
 def wait_ended(names, seconds):
     """Shell: wait up to seconds until every bg() process in names ended."""
     if not names:
         return ""
-    rcs = " ".join(f"{WORK}/{n}.rc" for n in names)
-    return (f"for i in $(seq {seconds * 10}); do n=0; for f in {rcs}; do [ -e $f ] || n=1; done; "
-            f"[ $n = 0 ] && break; sleep 0.1; done\n")
+    return poll(seconds, " && ".join(f"[ -e {WORK}/{n}.rc ]" for n in names))
 
 
 def still_running(names):
@@ -540,7 +549,8 @@ echo @tools; command -v iperf3; command -v socat
 
     def stuck(self, t, found):
         """What a hung transfer left: both ends' sockets, the qdiscs'
-        backlogs, the TX queues' counters."""
+        backlogs, the TX queues' counters, the TCP resets and aborts each
+        node counted."""
         ports = f"( sport = :{t.devmem_port} or dport = :{t.devmem_port} or sport = :{t.tcp_port} " \
                 f"or dport = :{t.tcp_port} )"
         said = [f"{k}: {v}" for k, v in found.items() if not k.startswith("dmesg")]
@@ -549,6 +559,7 @@ echo @tools; command -v iperf3; command -v socat
             said.append(f"--- node{node}\n" + self.sh(node, f"""ss -tnoi '{ports}'
 tc -s qdisc show dev {i} | grep -B2 'backlog [1-9]'
 ethtool -S {i} | grep -E '(tx[0-9]+_(stops|wakes|errors|drops)|q[0-9]+_fault_restarts): *[1-9]'
+nstat -az | grep -E '^Tcp(OutRsts|InErrs|ExtTCPAbort|ExtTCPChallengeACK|ExtTCPACKSkipped)' | grep -v ' 0 '
 true""", check=False))
         return "\n".join(said)
 
@@ -581,11 +592,8 @@ true""", check=False))
                         f'$(cat {WORK}/tcprx.rc 2>/dev/null || echo -) $(sha256sum <{got} 2>/dev/null)"')
         return f"""
 conn() {{ awk -v p=":$1$" '$2 ~ p && $4 != "0A" && $4 != "06" {{f = 1}} END {{exit !f}}' /proc/net/tcp; }}
-for j in $(seq {grace * 10}); do
-  n=0; for x in {pending}; do [ -e {WORK}/${{x%:*}}.rc ] || ! conn ${{x#*:}} || n=1; done
-  [ $n = 0 ] && break; sleep 0.1
-done
-for x in {pending}; do
+settled() {{ for x in {pending}; do [ -e {WORK}/${{x%:*}}.rc ] || ! conn ${{x#*:}} || return 1; done; }}
+{poll(grace, "settled")}for x in {pending}; do
   [ -e {WORK}/${{x%:*}}.rc ] || echo "@running-${{x%:*}}"; conn ${{x#*:}} || continue
   echo "@connected-${{x%:*}}"; ss -tnoi "( sport = :$((0x${{x#*:}})) )"
 done
