@@ -2,15 +2,22 @@
 """Run one linter over the repository's files of its kind.
 
   lint.py clang-format | checkpatch | shellcheck | pyflakes | import-cycles | doc-links
+          | test-index
 
 Files are the repository's own (git ls-files, plus new files git does not
 ignore); a file's kind comes from its extension or, for extensionless
 scripts, its shebang. Prints each finding, then one line
 'lint-NAME: N findings in M files'; exits 1 if there are findings, 77 (meson:
 skipped) when the linter cannot run, with the reason.
+
+test-index checks docs/testing.md's "Test index" table against the tests
+meson lists for the build (DEVMEMSIM_BUILD, else build/): a row per test,
+its suites, and links to files that exist, among them every file of the
+repository the test's command line names.
 """
 
 import ast
+import json
 import os
 import re
 import subprocess
@@ -19,7 +26,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tools"))
-from devmemsim.paths import cache_dir  # the build's own cache location
+from devmemsim.paths import BUILD, cache_dir  # the build's own tree and cache
 
 SKIP = 77
 
@@ -287,6 +294,118 @@ def lint_doc_links(files: list) -> int:
     return report("doc-links", findings)
 
 
+# The document whose "Test index" table lists every meson test.
+TEST_INDEX_DOC = "docs/testing.md"
+TEST_INDEX_HEADING = "## Test index"
+
+
+def meson_tests() -> list:
+    """The build's tests as meson lists them (name, suite, cmd, ...); None
+    (with the reason printed) when there is no configured build to ask."""
+    if not (BUILD / "meson-info").is_dir():
+        print(f"skipped: {BUILD} is not a configured meson build directory "
+              "(./devmemsim build sets it up; DEVMEMSIM_BUILD names another)")
+        return None
+    res = run(["meson", "introspect", str(BUILD), "--tests"])
+    if res.returncode:
+        print(f"skipped: meson introspect {BUILD} --tests failed: {res.stderr.strip()}")
+        return None
+    return json.loads(res.stdout)
+
+
+def stale_introspection() -> str:
+    """A meson.build newer than the build's list of tests ('' if none): the
+    list is then that of the last configuration, until meson (meson test,
+    ninja) configures the build again."""
+    listed = BUILD / "meson-info" / "intro-tests.json"
+    try:
+        files = json.loads((BUILD / "meson-info" / "intro-buildsystem_files.json").read_text())
+        since = listed.stat().st_mtime
+    except (OSError, ValueError):
+        return ""
+    newer = [f for f in files if Path(f).is_file() and Path(f).stat().st_mtime > since]
+    return os.path.relpath(newer[0], ROOT) if newer else ""
+
+
+def source_files(cmd: list, files: set) -> list:
+    """The repository's files (of files: paths relative to ROOT) that a
+    test's command line names: a script, the files it runs, an RTL block;
+    not a program the build made."""
+    found = []
+    for arg in cmd:
+        path = Path(arg).resolve()
+        if Path(arg).is_absolute() and path.is_relative_to(ROOT) \
+                and str(path.relative_to(ROOT)) in files:
+            found.append(path)
+    return found
+
+
+def test_index_rows(text: str) -> list:
+    """The table under TEST_INDEX_HEADING: (line number, test, suites, links)
+    per row, from its first three columns' backquoted names and link targets."""
+    rows, inside = [], False
+    for number, line in enumerate(text.splitlines(), 1):
+        if line.startswith("## "):
+            inside = line.strip() == TEST_INDEX_HEADING
+        elif inside and line.startswith("|"):
+            cells = [c.strip() for c in line.strip().strip("|").split("|")]
+            if len(cells) < 3 or cells[0] == "test" or set(cells[0]) <= set("-: "):
+                continue  # the header row and the one under it
+            test = re.findall(r"`([^`]+)`", cells[0])
+            rows.append((number, test[0] if test else cells[0], re.findall(r"`([^`]+)`", cells[1]),
+                         re.findall(r"\]\(([^)\s]+)\)", cells[2])))
+    return rows
+
+
+def lint_test_index(files: list) -> int:
+    tests = meson_tests()
+    if tests is None:
+        return SKIP
+    doc = TEST_INDEX_DOC
+    text = (ROOT / doc).read_text()
+    if f"\n{TEST_INDEX_HEADING}\n" not in f"\n{text}":
+        print(f"{doc}: no '{TEST_INDEX_HEADING}' section")
+        return report("test-index", {doc: 1})
+    rows = test_index_rows(text)
+    # meson names a suite PROJECT:SUITE; the table, SUITE.
+    suites = {t["name"]: [s.split(":", 1)[-1] for s in t["suite"]] for t in tests}
+    ours = set(files)
+    ran = {t["name"]: source_files(t["cmd"], ours) for t in tests}
+    found, seen = [], {}
+    for number, test, row_suites, links in rows:
+        where = f"{doc}:{number}: `{test}`"
+        if test in seen:
+            found.append(f"{where}: a second row (the first is line {seen[test]})")
+            continue
+        seen[test] = number
+        if test not in suites:
+            found.append(f"{where}: no such meson test")
+            continue
+        if sorted(row_suites) != sorted(suites[test]):
+            found.append(f"{where}: suites {', '.join(row_suites) or 'none'}, "
+                         f"meson's are {', '.join(suites[test])}")
+        if not links:
+            found.append(f"{where}: no file link")
+        linked = set()
+        for target in links:
+            dest = ((ROOT / doc).parent / target.partition("#")[0]).resolve()
+            linked.add(dest)
+            if not dest.is_file():
+                found.append(f"{where}: {target}: no such file")
+        for path in sorted(set(ran[test]) - linked):
+            found.append(f"{where}: runs {path.relative_to(ROOT)}, which no link names")
+    for test in sorted(set(suites) - set(seen)):
+        found.append(f"{doc}: `{test}` (suites {', '.join(suites[test])}): no row")
+    for suite in sorted({s for names in suites.values() for s in names}
+                        - {s for _, _, names, _ in rows for s in names}):
+        found.append(f"{doc}: suite `{suite}`: in no row")
+    print("".join(f"{f}\n" for f in found), end="")
+    if found and (newer := stale_introspection()):
+        print(f"note: {newer} is newer than {BUILD}'s list of tests, which the next "
+              "meson test (or ninja) run brings up to date")
+    return report("test-index", {doc: len(found)})
+
+
 LINTERS = {
     "clang-format": lint_clang_format,
     "checkpatch": lint_checkpatch,
@@ -294,6 +413,7 @@ LINTERS = {
     "pyflakes": lint_pyflakes,
     "import-cycles": lint_import_cycles,
     "doc-links": lint_doc_links,
+    "test-index": lint_test_index,
 }
 
 
